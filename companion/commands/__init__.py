@@ -1,0 +1,1 @@
+"""One module per ``python -m companion`` subcommand (see :mod:`companion.cli`)."""

@@ -1,0 +1,1 @@
+"""Perception library: frame -> tiles.  Imports numpy and cv2; onnxruntime only in runtime.py."""

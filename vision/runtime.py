@@ -1,0 +1,60 @@
+"""The only module that imports onnxruntime: ``OnnxModel(path).run(batch)``.
+
+Models are loaded once, checked against their sha256 when a ``.sha256`` file sits beside them,
+and warmed up on construction so the first live frame is not slow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+
+
+class ModelFileError(ValueError):
+    """A model file that is missing, unreadable or not the file its checksum names."""
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class OnnxModel:
+    """One ONNX model on the CPU with a single input and one or more outputs."""
+
+    def __init__(self, path: str | Path, threads: int = 2, warmup_shape: tuple[int, ...] | None = None):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ModelFileError(f"model file not found: {str(self.path)!r}")
+        expected = self.path.with_suffix(self.path.suffix + ".sha256")
+        if expected.is_file():
+            want = expected.read_text().split()[0]
+            got = sha256_of(self.path)
+            if want != got:
+                raise ModelFileError(f"model file {str(self.path)!r} has sha256 {got}, expected {want}")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ModelFileError(f"cannot load model {str(self.path)!r}: {exc}") from exc
+        inp = self.session.get_inputs()[0]
+        self.input_name = inp.name
+        self.input_shape = tuple(inp.shape)
+        self.output_names = [o.name for o in self.session.get_outputs()]
+        if warmup_shape is not None:
+            self.run(np.zeros(warmup_shape, np.float32))
+
+    def run(self, batch: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
+        """Run the model on one input batch; returns the outputs in the model's order."""
+        outs = self.session.run(self.output_names, {self.input_name: np.ascontiguousarray(batch, np.float32)})
+        return [np.asarray(o) for o in outs]
