@@ -1,0 +1,399 @@
+"""Tile face artwork: one BGR portrait face image per tile code, per artwork style.
+
+Reads the shared artwork folder (``<repo>/../shared/data/artwork``, or ``$COMPANION_SHARED/artwork``)
+and synthesises what no source has: American jokers (the word JOKER with a simple picture),
+American flowers ``F``, plain coloured tile backs ``BK``, American "soap" white dragons and
+index-numbered craks.  Every face is ``FACE_H x FACE_W`` (96 x 72, long side vertical).
+
+Rendering (rsvg-convert for the SVG sets) happens once; results are cached as one ``.npz`` per
+style under ``~/.cache/siamese-companion/artwork/`` (``$COMPANION_CACHE`` overrides the root),
+never in the repository.  ``tile_faces()`` returns the training styles merged (the held-out
+style :data:`HOLDOUT_STYLE` excluded); ``tile_faces(style)`` one style.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import ALL_CODES, CHINESE_FLOWERS, SEASONS
+
+Image = npt.NDArray[np.uint8]
+FACE_H, FACE_W = 96, 72
+CACHE_VERSION = "v1"
+
+REPO = Path(__file__).resolve().parents[1]
+
+# kmahjongg "alphabet" and gnome "edu_kang_xi" draw letters/radicals instead of tile faces: unused.
+_KM_SETS = ("classic", "default", "egypt", "jade", "traditional")
+STYLES: tuple[str, ...] = (
+    *(f"km-{s}" for s in _KM_SETS),
+    "gnome-smooth",
+    "xm-dorothys",
+    "xm-real",
+    "xm-gnome2",
+    "fluffy-regular",
+    "fluffy-black",
+    "ffalt-uni",
+    "american-synth",
+)
+HOLDOUT_STYLE = "xm-dorothys"
+"""Never used for training: the enrollment measurement teaches it from one example per class."""
+TRAIN_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s != HOLDOUT_STYLE)
+
+
+class ArtworkError(ValueError):
+    """Artwork that cannot be found or rendered; the message names the file or style."""
+
+
+def shared_dir() -> Path:
+    """The shared data folder: ``$COMPANION_SHARED`` or ``<repo>/../shared/data``."""
+    env = os.environ.get("COMPANION_SHARED")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def artwork_dir() -> Path:
+    return shared_dir() / "artwork"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("COMPANION_CACHE")
+    root = Path(env) if env else Path.home() / ".cache" / "siamese-companion"
+    return root / "artwork" / CACHE_VERSION
+
+
+# ---------------------------------------------------------------- small image helpers
+
+
+def flatten_alpha(img: npt.NDArray[np.uint8], bg: tuple[int, int, int] = (255, 255, 255)) -> Image:
+    """BGRA -> BGR over a plain colour; BGR passes through; grey becomes BGR."""
+    if img.ndim == 2:
+        return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+    if img.shape[2] == 3:
+        return img
+    a = img[:, :, 3:4].astype(np.float32) / 255.0
+    out = img[:, :, :3].astype(np.float32) * a + np.array(bg, np.float32) * (1 - a)
+    return out.astype(np.uint8)
+
+
+def trim_alpha(img: npt.NDArray[np.uint8], thresh: int = 8) -> npt.NDArray[np.uint8]:
+    """Crop a BGRA image to the bounding box of its visible pixels."""
+    ys, xs = np.nonzero(img[:, :, 3] > thresh)
+    if len(xs) == 0:
+        return img
+    return img[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+
+
+def to_face(img: Image) -> Image:
+    """Resize any tile image to the face size, turning landscape images upright first."""
+    if img.shape[1] > img.shape[0] * 1.15:
+        img = np.ascontiguousarray(np.rot90(img))
+    return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+
+
+def plain_face(colour: tuple[int, int, int] = (222, 236, 242), border: int = 2) -> Image:
+    """A blank tile face: a slight vertical gradient and a darker rim."""
+    grad = np.linspace(1.03, 0.95, FACE_H, dtype=np.float32)[:, None, None]
+    face = np.clip(np.array(colour, np.float32)[None, None, :] * grad, 0, 255)
+    face = np.repeat(face, FACE_W, axis=1)
+    rim = np.array(colour, np.float32) * 0.72
+    face[:border, :] = rim
+    face[-border:, :] = rim
+    face[:, :border] = rim
+    face[:, -border:] = rim
+    return face.astype(np.uint8)
+
+
+def compose(glyph: npt.NDArray[np.uint8], face: Image, margin: float = 0.09) -> Image:
+    """Fit a BGRA glyph (aspect kept) into the centre of a face, alpha-blended."""
+    glyph = trim_alpha(glyph)
+    h, w = face.shape[:2]
+    box_h, box_w = int(h * (1 - 2 * margin)), int(w * (1 - 2 * margin))
+    s = min(box_h / glyph.shape[0], box_w / glyph.shape[1])
+    gh, gw = max(1, round(glyph.shape[0] * s)), max(1, round(glyph.shape[1] * s))
+    g = cv2.resize(glyph, (gw, gh), interpolation=cv2.INTER_AREA).astype(np.float32)
+    y0, x0 = (h - gh) // 2, (w - gw) // 2
+    out = face.astype(np.float32)
+    a = g[:, :, 3:4] / 255.0
+    roi = out[y0 : y0 + gh, x0 : x0 + gw]
+    out[y0 : y0 + gh, x0 : x0 + gw] = g[:, :, :3] * a + roi * (1 - a)
+    return out.astype(np.uint8)
+
+
+# ---------------------------------------------------------------- SVG sources (rsvg-convert)
+
+_KM_IDS: dict[str, str] = {
+    **{f"{n}B": f"BAMBOO_{n}" for n in range(1, 10)},
+    **{f"{n}C": f"CHARACTER_{n}" for n in range(1, 10)},
+    **{f"{n}D": f"ROD_{n}" for n in range(1, 10)},
+    # kmahjongg winds are North, South, East, West (checked by eye in default and traditional)
+    "N": "WIND_1",
+    "S": "WIND_2",
+    "E": "WIND_3",
+    "W": "WIND_4",
+    "RD": "DRAGON_1",
+    "GD": "DRAGON_2",
+    "WD": "DRAGON_3",
+    **{f"FL{i}": f"FLOWER_{i}" for i in range(1, 5)},
+    **{f"SE{i}": f"SEASON_{i}" for i in range(1, 5)},
+}
+
+_UNI_IDS: dict[str, str] = {
+    **{f"{n}B": f"t_ba{n}" for n in range(1, 10)},
+    **{f"{n}C": f"t_ch{n}" for n in range(1, 10)},
+    **{f"{n}D": f"t_do{n}" for n in range(1, 10)},
+    "N": "t_wi_north",
+    "S": "t_wi_south",
+    "E": "t_wi_east",
+    "W": "t_wi_west",
+    "RD": "t_dr_red",
+    "GD": "t_dr_green",
+    "WD": "t_dr_white",
+    "FL1": "t_fl_plum",
+    "FL2": "t_fl_orchid",
+    "FL3": "t_fl_chrysanthemum",
+    "FL4": "t_fl_bamboo",
+    "SE1": "t_se_spring",
+    "SE2": "t_se_summer",
+    "SE3": "t_se_fall",
+    "SE4": "t_se_winter",
+}
+
+
+def render_svg_element(svg: Path, element_id: str, height: int = 240) -> npt.NDArray[np.uint8]:
+    """One SVG element rendered to BGRA by ``rsvg-convert --export-id``."""
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise ArtworkError("rsvg-convert not found (Debian package librsvg2-bin)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "e.png"
+        cmd = [exe, "-a", f"--export-id={element_id}", "-h", str(height), str(svg), "-o", str(out)]
+        res = subprocess.run(cmd, capture_output=True, timeout=60)
+        img = cv2.imread(str(out), cv2.IMREAD_UNCHANGED) if out.exists() else None
+    if res.returncode != 0 or img is None:
+        raise ArtworkError(f"cannot render {element_id!r} from {str(svg)!r}: {res.stderr[:200]!r}")
+    if img.ndim == 2 or img.shape[2] == 3:
+        img = cv2.cvtColor(flatten_alpha(img), cv2.COLOR_BGR2BGRA)
+    return img
+
+
+def _render_many(svg: Path, ids: dict[str, str]) -> dict[str, npt.NDArray[np.uint8]]:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {code: pool.submit(render_svg_element, svg, eid) for code, eid in ids.items()}
+        return {code: f.result() for code, f in futures.items()}
+
+
+def _face_colour_of(svg: Path) -> tuple[int, int, int]:
+    try:
+        body = flatten_alpha(render_svg_element(svg, "TILE_1", 120))
+    except ArtworkError:
+        return (222, 236, 242)
+    h, w = body.shape[:2]
+    c = np.median(body[h // 3 : 2 * h // 3, w // 3 : 2 * w // 3].reshape(-1, 3), axis=0)
+    return (int(c[0]), int(c[1]), int(c[2]))
+
+
+def _load_kmahjongg(name: str) -> dict[str, list[Image]]:
+    svg = artwork_dir() / "kmahjongg" / f"{name}.svg"
+    colour = _face_colour_of(svg)
+    glyphs = _render_many(svg, _KM_IDS)
+    return {code: [compose(g, plain_face(colour))] for code, g in glyphs.items()}
+
+
+def _load_ffalt_uni() -> dict[str, list[Image]]:
+    glyphs = _render_many(artwork_dir() / "ffalt_mah" / "uni.svg", _UNI_IDS)
+    return {code: [compose(g, plain_face((215, 232, 240)))] for code, g in glyphs.items()}
+
+
+# ---------------------------------------------------------------- bitmap strips and PNG sets
+
+
+def _read_gif(path: Path) -> Image:
+    cap = cv2.VideoCapture(str(path))
+    ok, img = cap.read()
+    cap.release()
+    if not ok or img is None:
+        raise ArtworkError(f"cannot read GIF {str(path)!r}")
+    return np.asarray(img, np.uint8)
+
+
+def _cells(
+    img: Image, cols: int, rows: int, order: list[str], inset: float = 0.0
+) -> dict[str, list[Image]]:
+    """Cut a regular grid of tiles (row-major) into faces; '' in ``order`` skips a cell."""
+    ch, cw = img.shape[0] / rows, img.shape[1] / cols
+    out: dict[str, list[Image]] = {}
+    for i, code in enumerate(order):
+        if not code:
+            continue
+        r, c = divmod(i, cols)
+        y0, y1 = int(r * ch + inset * ch), int((r + 1) * ch - inset * ch)
+        x0, x1 = int(c * cw + inset * cw), int((c + 1) * cw - inset * cw)
+        out.setdefault(code, []).append(to_face(img[y0:y1, x0:x1]))
+    return out
+
+
+_DOTS = [f"{n}D" for n in range(1, 10)]
+_BAMS = [f"{n}B" for n in range(1, 10)]
+_CRAKS = [f"{n}C" for n in range(1, 10)]
+
+
+def _load_gnome(name: str) -> dict[str, list[Image]]:
+    path = artwork_dir() / "gnome-mahjongg" / f"{name}.png"
+    img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if img is None:
+        raise ArtworkError(f"cannot read {str(path)!r}")
+    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
+    order += ["FL2", "FL3", "FL1", "FL4", "WD", "SE1", "SE2", "SE3", "SE4", ""]
+    out: dict[str, list[Image]] = {}
+    cw = img.shape[1] // 43
+    for i, code in enumerate(order):
+        if code:
+            cell = trim_alpha(img[: img.shape[0] // 2, i * cw : (i + 1) * cw])
+            out[code] = [to_face(flatten_alpha(cell, (90, 120, 60)))]
+    return out
+
+
+def _load_xm_dorothys() -> dict[str, list[Image]]:
+    img = _read_gif(artwork_dir() / "xmahjongg" / "dorothys.gif")[:160]
+    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
+    order += ["SE1", "SE2", "SE3", "SE4", "WD", "FL4", "FL2", "FL1", "FL3"]
+    return _cells(img, 21, 2, order)
+
+
+def _load_xm_gnome2() -> dict[str, list[Image]]:
+    img = _read_gif(artwork_dir() / "xmahjongg" / "gnome2.gif")[:112]
+    order = _BAMS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _DOTS
+    return _cells(img, 21, 2, order)
+
+
+def _load_xm_real() -> dict[str, list[Image]]:
+    img = _read_gif(artwork_dir() / "xmahjongg" / "real.gif")
+    order = _DOTS + _BAMS + _CRAKS
+    order += ["SE1", "SE2", "SE3", "SE4", "N", "S", "E", "W", ""]
+    order += ["FL1", "FL2", "FL3", "FL4", "GD", "WD", "RD", "", ""]
+    return _cells(img, 9, 5, order, inset=0.01)
+
+
+_FLUFFY: dict[str, str] = {
+    **{f"{n}B": f"Sou{n}" for n in range(1, 10)},
+    **{f"{n}C": f"Man{n}" for n in range(1, 10)},
+    **{f"{n}D": f"Pin{n}" for n in range(1, 10)},
+    "E": "Ton",
+    "S": "Nan",
+    "W": "Shaa",
+    "N": "Pei",
+    "RD": "Chun",
+    "GD": "Hatsu",
+    "WD": "Haku",
+}
+
+
+def _load_fluffy(variant: str) -> dict[str, list[Image]]:
+    folder = artwork_dir() / "fluffystuff-riichi" / "Export" / variant
+    front = cv2.imread(str(folder / "Front.png"), cv2.IMREAD_UNCHANGED)
+    if front is None:
+        raise ArtworkError(f"cannot read {str(folder / 'Front.png')!r}")
+    out: dict[str, list[Image]] = {}
+    for code, stem in _FLUFFY.items():
+        glyph = cv2.imread(str(folder / f"{stem}.png"), cv2.IMREAD_UNCHANGED)
+        if glyph is None:
+            raise ArtworkError(f"cannot read {str(folder / stem)!r}.png")
+        face = flatten_alpha(front, (90, 120, 60)).copy()
+        a = glyph[:, :, 3:4].astype(np.float32) / 255.0
+        face = (glyph[:, :, :3] * a + face * (1 - a)).astype(np.uint8)
+        out[code] = [to_face(face)]
+    return out
+
+
+_INDEX_BASES = ("km-default", "km-classic", "gnome-smooth", "fluffy-regular", "xm-real")
+
+
+def _load_american_synth() -> dict[str, list[Image]]:
+    from vision import american
+
+    bases: dict[str, list[Image]] = {}
+    for style in _INDEX_BASES:
+        for code, imgs in _style_faces(style).items():
+            bases.setdefault(code, []).extend(imgs)
+    return american.synth_faces(seed=1234, per_code=12, bases=bases)
+
+
+_LOADERS: dict[str, Callable[[], dict[str, list[Image]]]] = {
+    **{f"km-{s}": (lambda s=s: _load_kmahjongg(s)) for s in _KM_SETS},  # type: ignore[misc]
+    "gnome-smooth": lambda: _load_gnome("smooth"),
+    "xm-dorothys": _load_xm_dorothys,
+    "xm-real": _load_xm_real,
+    "xm-gnome2": _load_xm_gnome2,
+    "fluffy-regular": lambda: _load_fluffy("Regular"),
+    "fluffy-black": lambda: _load_fluffy("Black"),
+    "ffalt-uni": _load_ffalt_uni,
+    "american-synth": _load_american_synth,
+}
+
+
+# ---------------------------------------------------------------- cache and public API
+
+
+def _save_npz(path: Path, faces: dict[str, list[Image]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {f"{code}__{i}": img for code, imgs in faces.items() for i, img in enumerate(imgs)}
+    tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
+    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
+    os.replace(tmp, path)
+
+
+def _load_npz(path: Path) -> dict[str, list[Image]]:
+    out: dict[str, list[Image]] = {}
+    with np.load(path) as data:
+        keys = sorted(data.files, key=lambda k: (k.split("__")[0], int(k.split("__")[1])))
+        for key in keys:
+            out.setdefault(key.split("__")[0], []).append(np.asarray(data[key], np.uint8))
+    return out
+
+
+@cache
+def _style_faces(style: str) -> dict[str, tuple[Image, ...]]:
+    if style not in _LOADERS:
+        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES)})")
+    path = cache_dir() / f"{style}.npz"
+    if path.is_file():
+        faces = _load_npz(path)
+    else:
+        faces = _LOADERS[style]()
+        _save_npz(path, faces)
+    return {code: tuple(imgs) for code, imgs in faces.items()}
+
+
+def tile_faces(style: str | None = None) -> dict[str, list[np.ndarray]]:
+    """BGR ``96 x 72`` faces per tile code.
+
+    ``style=None`` merges every training style (all of :data:`STYLES` but :data:`HOLDOUT_STYLE`);
+    the merge holds every code of the notation.  A single style holds the codes its artwork
+    has (``american-synth`` holds ``J``, ``F``, ``BK`` and American number/soap faces).
+    Returned images are shared read-only arrays: copy before drawing on them.
+    """
+    styles = TRAIN_STYLES if style is None else (style,)
+    merged: dict[str, list[np.ndarray]] = {}
+    for s in styles:
+        for code, imgs in _style_faces(s).items():
+            merged.setdefault(code, []).extend(imgs)
+    for imgs in merged.values():
+        for img in imgs:
+            img.flags.writeable = False
+    return {c: merged[c] for c in ALL_CODES if c in merged}
+
+
+def flower_codes() -> tuple[str, ...]:
+    """Chinese flower and season codes (read as ``F`` under an American tile set)."""
+    return CHINESE_FLOWERS + SEASONS
