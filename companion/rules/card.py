@@ -11,7 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from companion.rules.card_compile import card_warnings, compile_hand
-from companion.rules.card_model import Card, CardError, CardIssue, Group, Hand, Instance, JokerlessMode
+from companion.rules.card_model import (
+    Card,
+    CardError,
+    CardIssue,
+    Group,
+    Hand,
+    Instance,
+    JokerlessMode,
+)
 from companion.rules.card_parse import parse_card_text
 
 __all__ = [

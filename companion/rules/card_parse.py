@@ -17,6 +17,7 @@ NEUTRAL = "0FNEWS"
 SUITED = DIGITS + "D" + VARS
 COLOURS = "rgb?"
 EXPLICIT_KINDS = ("RD", "GD", "WD", "anyD", "anyW", "F", "N", "E", "W", "S")
+_JOKERLESS: dict[str, JokerlessMode] = {"auto": "auto", "yes": "yes", "no": "no"}
 EXPOSURES = {"exposed": False, "X": False, "concealed": True, "C": True}
 _ID = re.compile(r"[A-Za-z0-9_.-]+")
 _STRING = re.compile(r'"([^"\\]*)"')
@@ -295,8 +296,8 @@ def _parse_option(line: _Line, hand: HandSpec, part: str, col: int, seen: set[st
         hand.shift, hand.shift_col = value, wcol + 1
     elif key == "jokerless":
         value = stripped[len("jokerless="):]
-        if value == "auto" or value == "yes" or value == "no":
-            hand.jokerless = value
+        if value in _JOKERLESS:
+            hand.jokerless = _JOKERLESS[value]
         else:
             line.error(wcol + 1, f"expected jokerless=auto|yes|no, got {stripped!r}")
     elif key == "note":
