@@ -1,0 +1,267 @@
+"""The live companion: frame loop, snapshots for the dashboard, and the session around the game.
+
+``Live(config)`` wires a frame source (:mod:`vision.capture`), the motion gate and smoother
+(:mod:`vision.track`), a table reader (the recognisers when their models are present, or the
+demo's recorded readings), the followed game (:mod:`companion.live_game`) and the SQLite store
+(:mod:`companion.store`).  The loop runs in one thread and only *publishes* snapshots to a
+:class:`LiveHub`; web requests read snapshots and never touch the loop's objects.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.live_events import GameEvent
+from companion.live_game import LiveGame
+from companion.live_readers import TableReaderLike, make_reader
+from companion.store import Store
+from companion.table import TableObservation
+from vision.capture import FrameSource, PhoneQueue, Resilient, open_source
+from vision.track import Motion, MotionGate, ReadingSmoother
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    """What ``serve`` was asked for."""
+
+    source: str = "demo"
+    variant: str = "mjm"
+    card: str | None = None
+    layout: str | None = None
+    tileset: str = "american"
+    data_dir: str = "data"
+    window: int = 3
+    still_frames: int = 2
+    jpeg_quality: int = 75
+    demo_fps: float = 8.0
+    warnings: tuple[str, ...] = field(default=())
+
+
+class LiveHub:
+    """Snapshots shared between the loop (writer) and web requests (readers), under conditions."""
+
+    def __init__(self) -> None:
+        self._frame_cv = threading.Condition()
+        self._state_cv = threading.Condition()
+        self._jpeg = b""
+        self._frame_seq = 0
+        self._state: dict[str, Any] = {}
+        self._state_seq = 0
+
+    def put_frame(self, jpeg: bytes) -> None:
+        with self._frame_cv:
+            self._jpeg = jpeg
+            self._frame_seq += 1
+            self._frame_cv.notify_all()
+
+    def frame(self, after: int = -1, timeout: float = 1.0) -> tuple[int, bytes]:
+        with self._frame_cv:
+            self._frame_cv.wait_for(lambda: self._frame_seq > after, timeout)
+            return self._frame_seq, self._jpeg
+
+    def put_state(self, state: dict[str, Any]) -> int:
+        with self._state_cv:
+            self._state_seq += 1
+            self._state = {**state, "seq": self._state_seq}
+            self._state_cv.notify_all()
+            return self._state_seq
+
+    def state(self) -> dict[str, Any]:
+        with self._state_cv:
+            return self._state
+
+    def wait_state(self, after: int, timeout: float = 15.0) -> tuple[int, dict[str, Any]]:
+        with self._state_cv:
+            self._state_cv.wait_for(lambda: self._state_seq > after, timeout)
+            return self._state_seq, self._state
+
+
+def annotate(image: np.ndarray, obs: TableObservation | None, motion: Motion, banner: str) -> np.ndarray:
+    """Draw the loop's status and the zones' readings on a copy of the frame."""
+    out = image.copy()
+    h, w = out.shape[:2]
+    colour = (0, 0, 255) if motion.moving else (0, 200, 0)
+    cv2.rectangle(out, (0, 0), (w, 34), (30, 30, 30), -1)
+    state = "moving: reading paused" if motion.moving else ("stable" if motion.stable else "settling")
+    cv2.putText(out, f"{state}  {banner}", (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, colour, 2)
+    if obs is not None:
+        y = h - 10
+        for name, z in sorted(obs.zones.items(), reverse=True):
+            text = f"{name}: {' '.join(z.tiles)[:90]}"
+            cv2.putText(out, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 4)
+            cv2.putText(out, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (255, 255, 255), 1)
+            y -= 24
+    return out
+
+
+class Live:
+    """The running companion: one loop thread, a hub of snapshots, a store, and user actions."""
+
+    def __init__(self, config: LiveConfig, reader: TableReaderLike | None = None,
+                 source: FrameSource | None = None) -> None:
+        self.config = config
+        self.hub = LiveHub()
+        self.phone = PhoneQueue()
+        self.store = Store(config.data_dir)
+        self.session_id = self.store.open_session(config.variant)
+        self.game_id, saved = self.store.current_game(self.session_id)
+        events = self.store.events(self.game_id)
+        self.game = LiveGame.from_json(saved, events) if saved else LiveGame(config.variant)
+        self.warnings: list[str] = list(config.warnings)
+        self.reader = reader if reader is not None else make_reader(config, self.warnings)
+        self._source_override = source
+        self.gate = MotionGate(still_frames=config.still_frames)
+        self.smoother = ReadingSmoother(config.window)
+        self.card_info: dict[str, Any] = {"name": config.card, "hands": None}
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._source: FrameSource | None = None
+        self.stats: dict[str, Any] = {"fps": 0.0, "frames": 0, "motion": "", "source": config.source,
+                                      "source_error": ""}
+        self.publish()
+
+    # loop ---------------------------------------------------------------------------------
+    def _frames(self) -> Iterator[Any]:
+        if self._source_override is not None:
+            self._source = self._source_override
+        else:
+            spec = self.config.source
+            self._source = Resilient(
+                lambda: open_source(spec, phone=self.phone, demo_fps=self.config.demo_fps), spec)
+        return self._source.frames()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="live-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._source is not None:
+            self._source.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def run(self, max_frames: int | None = None) -> None:
+        """The frame loop; returns at ``stop()``, at ``max_frames``, or when a finite source ends."""
+        t0, n = time.monotonic(), 0
+        for frame in self._frames():
+            if self._stop.is_set():
+                break
+            try:
+                self.process(frame.image, frame.source)
+            except Exception as exc:  # a misread never kills the loop: it becomes a warning
+                log.exception("frame %s failed", frame.index)
+                self.stats["last_error"] = f"frame {frame.index}: {exc}"
+            n += 1
+            elapsed = time.monotonic() - t0
+            if elapsed >= 1.0:
+                self.stats["fps"] = round(n / elapsed, 1)
+                t0, n = time.monotonic(), 0
+            if max_frames is not None and self.stats["frames"] >= max_frames:
+                break
+        if isinstance(self._source, Resilient):
+            self.stats["source_error"] = self._source.last_error
+
+    def process(self, image: np.ndarray, name: str = "") -> list[GameEvent]:
+        """One frame: gate, read when stable, smooth, diff into events, publish."""
+        motion = self.gate.update(image)
+        self.stats["frames"] += 1
+        self.stats["motion"] = "moving" if motion.moving else ("stable" if motion.stable else "settling")
+        events: list[GameEvent] = []
+        if motion.stable:
+            obs = self.reader.read(image, name)
+            if obs is not None:
+                smooth = self.smoother.update_with_observation(obs)
+                with self._lock:
+                    events = self.game.observe(smooth)
+                    self._record(events)
+        banner = f"{self.stats['fps']:.0f} fps"
+        drawn = annotate(image, self.game.last, motion, banner)
+        ok, buf = cv2.imencode(".jpg", drawn, [cv2.IMWRITE_JPEG_QUALITY, self.config.jpeg_quality])
+        if ok:
+            self.hub.put_frame(buf.tobytes())
+        if events or self.stats["frames"] % 15 == 0:
+            self.publish()
+        return events
+
+    def _record(self, events: list[GameEvent]) -> None:
+        for ev in events:
+            self.store.add_event(self.game_id, ev)
+        if events:
+            self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
+
+    # snapshots ----------------------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        with self._lock:
+            v = self.game.view()
+        v.update({
+            "session": self.session_id, "game": self.game_id, "warnings": list(self.warnings),
+            "status": dict(self.stats), "card": self.card_info,
+            "settings": {"variant": self.config.variant, "tileset": self.config.tileset,
+                         "layout": self.config.layout, "source": self.config.source},
+            "session_games": self.store.game_scores(self.session_id),
+            "time": time.time(),
+        })
+        return v
+
+    def publish(self) -> int:
+        return self.hub.put_state(self.view())
+
+    # user actions -------------------------------------------------------------------------
+    def correct(self, zone: str, index: int, code: str) -> None:
+        with self._lock:
+            self.game.correct(zone, index, code)
+            self._record(self.game.reapply())
+            self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
+        self.publish()
+
+    def set_flag(self, flag_id: int, status: str) -> dict[str, Any]:
+        with self._lock:
+            rec = self.game.set_flag_status(flag_id, status)
+            self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
+        self.publish()
+        return rec
+
+    def new_game(self) -> int:
+        with self._lock:
+            self.store.finish_game(self.game_id, self.game.scores)
+            self.game_id = self.store.new_game(self.session_id)
+            self.game = LiveGame(self.config.variant)
+            self.smoother.reset()
+        self.publish()
+        return self.game_id
+
+    def finish_session(self) -> dict[str, Any]:
+        from companion.live_readers import settle_session
+
+        with self._lock:
+            self.store.finish_game(self.game_id, self.game.scores)
+            games = self.store.game_scores(self.session_id)
+            payouts = settle_session(self.config.variant, games)
+            self.store.finish_session(self.session_id, payouts)
+            exported = self.store.export_session(self.session_id)
+            self.session_id = self.store.open_session(self.config.variant)
+            self.game_id, _ = self.store.current_game(self.session_id)
+            self.game = LiveGame(self.config.variant)
+        self.publish()
+        return exported
+
+    def set_card(self, name: str, hands: int | None) -> None:
+        self.card_info = {"name": name, "hands": hands}
+        self.publish()
+
+
+def data_dir_default() -> Path:
+    return Path.home() / ".local" / "share" / "siamese-companion"

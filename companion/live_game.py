@@ -1,0 +1,222 @@
+"""The followed game: corrections, flags, racks, discards, scoreboard and the event log.
+
+:class:`Corrections` remembers a user's click-correction of one tile (zone + position) while the
+tile the camera reads there stays the same, and rewrites observations with it, so the rules see
+corrected readings.  :class:`LiveGame` turns stable observations into events (via
+:func:`companion.live_events.diff`), keeps flags with their timestamps and dismiss/confirm state,
+and renders the JSON view that ``/api/state`` serves.  It serialises to JSON for resuming.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from companion.live_events import GameEvent, diff
+from companion.rules.tiles import validate_code
+from companion.table import Flag, TableObservation, ZoneReading
+
+MAX_LOG = 200
+
+
+class Corrections:
+    """Per-tile corrections keyed by (zone, index), kept while the raw reading there is unchanged."""
+
+    def __init__(self) -> None:
+        self._by_tile: dict[tuple[str, int], tuple[str, str]] = {}
+
+    def set(self, zone: str, index: int, raw: str, code: str) -> None:
+        self._by_tile[(zone, index)] = (raw, validate_code(code))
+
+    def clear(self) -> None:
+        self._by_tile.clear()
+
+    def __len__(self) -> int:
+        return len(self._by_tile)
+
+    def corrected(self, zone: str, index: int) -> str | None:
+        hit = self._by_tile.get((zone, index))
+        return hit[1] if hit else None
+
+    def apply(self, obs: TableObservation) -> TableObservation:
+        zones = dict(obs.zones)
+        for (name, index), (raw, code) in list(self._by_tile.items()):
+            z = zones.get(name)
+            if z is None or index >= len(z.tiles) or z.tiles[index] != raw:
+                del self._by_tile[(name, index)]  # the tile moved: forget its correction
+                continue
+            zones[name] = _replace_tile(z, index, code)
+        return replace(obs, zones=zones)
+
+    def to_json(self) -> list[list[Any]]:
+        return [[z, i, raw, code] for (z, i), (raw, code) in self._by_tile.items()]
+
+    def load(self, items: list[list[Any]]) -> None:
+        for z, i, raw, code in items:
+            self._by_tile[(str(z), int(i))] = (str(raw), str(code))
+
+
+def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
+    tiles = list(z.tiles)
+    tiles[index] = code
+    exposures = z.exposures
+    if sum(len(e) for e in exposures) == len(tiles) and tuple(t for e in exposures for t in e) == z.tiles:
+        out, pos = [], 0
+        for e in exposures:
+            out.append(tuple(tiles[pos:pos + len(e)]))
+            pos += len(e)
+        exposures = tuple(out)
+    return replace(z, tiles=tuple(tiles), exposures=exposures)
+
+
+class LiveGame:
+    """The state of one followed game, fed with smoothed, corrected stable observations."""
+
+    def __init__(self, variant: str = "mjm") -> None:
+        self.variant = variant
+        self.corrections = Corrections()
+        self.last: TableObservation | None = None
+        self.raw: TableObservation | None = None
+        self.flags: list[dict[str, Any]] = []
+        self.log: list[GameEvent] = []
+        self.scores: dict[str, int] = {}
+        self._flag_seq = 0
+
+    # feeding ------------------------------------------------------------------------------
+    def observe(self, obs: TableObservation, t: float | None = None) -> list[GameEvent]:
+        """Apply corrections, diff against the last stable view, record and return the events."""
+        now = time.time() if t is None else t
+        self.raw = obs
+        corrected = self.corrections.apply(obs)
+        events = diff(self.last, corrected, now)
+        self.last = corrected
+        self._sync_flags(corrected.flags, now)
+        for ev in events:
+            if ev.kind == "mahjong":
+                self._score_mahjong(ev, corrected)
+        self.log = (self.log + events)[-MAX_LOG:]
+        return events
+
+    def reapply(self) -> list[GameEvent]:
+        """Re-run the last raw observation (after a correction changed what the rules see)."""
+        return self.observe(self.raw) if self.raw is not None else []
+
+    def _sync_flags(self, flags: tuple[Flag, ...], now: float) -> None:
+        active = {(f.kind, f.zone, f.message) for f in flags}
+        known = {(f["kind"], f["zone"], f["message"]): f for f in self.flags}
+        for f in flags:
+            if (f.kind, f.zone, f.message) not in known:
+                self._flag_seq += 1
+                self.flags.append({"id": self._flag_seq, "t": now, "kind": f.kind, "zone": f.zone,
+                                   "message": f.message, "status": "open", "active": True})
+        for rec in self.flags:
+            rec["active"] = (rec["kind"], rec["zone"], rec["message"]) in active
+
+    def _score_mahjong(self, ev: GameEvent, obs: TableObservation) -> None:
+        mj = obs.mahjong.get(ev.zone or "") or {}
+        value = mj.get("score", mj.get("value", 0)) if isinstance(mj, dict) else 0
+        player = str(ev.player if ev.player is not None else "?")
+        self.scores[player] = self.scores.get(player, 0) + int(value or 0)  # type: ignore[call-overload]
+
+    def set_flag_status(self, flag_id: int, status: str) -> dict[str, Any]:
+        if status not in ("open", "dismissed", "confirmed"):
+            raise ValueError(f"unknown flag status: {status!r}")
+        for rec in self.flags:
+            if rec["id"] == flag_id:
+                rec["status"] = status
+                return rec
+        raise KeyError(f"no flag {flag_id}")
+
+    def correct(self, zone: str, index: int, code: str) -> None:
+        """Correct tile ``index`` of ``zone`` (as read now) to ``code``; raises ValueError/KeyError."""
+        if self.raw is None or zone not in self.raw.zones:
+            raise KeyError(f"no zone {zone!r} in the current reading")
+        tiles = self.raw.zones[zone].tiles
+        if not 0 <= index < len(tiles):
+            raise KeyError(f"zone {zone!r} has no tile {index}")
+        self.corrections.set(zone, index, tiles[index], code)
+
+    # view ---------------------------------------------------------------------------------
+    def _rack_status(self, name: str) -> str:
+        if self.last is not None and self.last.mahjong.get(name):
+            return "mahjong"
+        dead = any(f["zone"] == name and f["active"] and f["status"] != "dismissed"
+                   and f["kind"] in ("wrong_rack", "tile_count", "dead") for f in self.flags)
+        return "dead" if dead else "alive"
+
+    def _zone_view(self, name: str, z: ZoneReading) -> dict[str, Any]:
+        raw = self.raw.zones.get(name) if self.raw else None
+        tiles = []
+        for i, code in enumerate(z.tiles):
+            raw_code = raw.tiles[i] if raw and i < len(raw.tiles) else code
+            tiles.append({"index": i, "code": code, "raw": raw_code,
+                          "corrected": code != raw_code, "uncertain": i in z.uncertain})
+        return {"zone": name, "kind": z.kind, "player": z.player, "hand": z.hand, "tiles": tiles,
+                "exposures": [list(e) for e in z.exposures], "face_down": z.face_down}
+
+    def view(self) -> dict[str, Any]:
+        zones = self.last.zones if self.last else {}
+        racks, discards = [], []
+        for name, z in sorted(zones.items()):
+            v = self._zone_view(name, z)
+            if z.kind == "rack":
+                v["status"] = self._rack_status(name)
+                mj = self.last.mahjong.get(name) if self.last else None
+                v["mahjong"] = mj
+                racks.append(v)
+            else:
+                discards.append(v)
+        return {
+            "variant": self.variant,
+            "homography": self.last.homography if self.last else "missing",
+            "racks": racks,
+            "discards": discards,
+            "flags": sorted(self.flags, key=lambda f: -f["t"]),
+            "events": [e.to_json() for e in reversed(self.log[-60:])],
+            "scores": dict(self.scores),
+        }
+
+    # persistence --------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {"variant": self.variant, "flags": self.flags, "scores": self.scores,
+                "corrections": self.corrections.to_json(), "flag_seq": self._flag_seq,
+                "last": observation_to_json(self.last) if self.last else None}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], log: list[GameEvent] | None = None) -> LiveGame:
+        g = cls(str(d.get("variant", "mjm")))
+        g.flags = list(d.get("flags", []))
+        g.scores = {str(k): int(v) for k, v in d.get("scores", {}).items()}
+        g.corrections.load(d.get("corrections", []))
+        g._flag_seq = int(d.get("flag_seq", 0))
+        g.last = observation_from_json(d["last"]) if d.get("last") else None
+        g.raw = g.last
+        g.log = list(log or [])
+        return g
+
+
+def observation_to_json(obs: TableObservation) -> dict[str, Any]:
+    return {
+        "homography": obs.homography,
+        "zones": {n: {"kind": z.kind, "tiles": list(z.tiles), "exposures": [list(e) for e in z.exposures],
+                      "face_down": z.face_down, "player": z.player, "hand": z.hand,
+                      "uncertain": list(z.uncertain)} for n, z in obs.zones.items()},
+        "flags": [{"kind": f.kind, "zone": f.zone, "message": f.message} for f in obs.flags],
+        "mahjong": obs.mahjong,
+    }
+
+
+def observation_from_json(d: dict[str, Any]) -> TableObservation:
+    zones = {
+        str(n): ZoneReading(
+            name=str(n), kind=str(z.get("kind", "rack")), tiles=tuple(z.get("tiles", ())),
+            exposures=tuple(tuple(e) for e in z.get("exposures", ())),
+            face_down=int(z.get("face_down", 0)), player=z.get("player"), hand=z.get("hand"),
+            uncertain=tuple(z.get("uncertain", ())),
+        )
+        for n, z in d.get("zones", {}).items()
+    }
+    flags = tuple(Flag(str(f["kind"]), f.get("zone"), str(f["message"])) for f in d.get("flags", ()))
+    return TableObservation(zones=zones, homography=d.get("homography", "missing"), flags=flags,
+                            mahjong=dict(d.get("mahjong", {})))

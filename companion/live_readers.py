@@ -1,0 +1,134 @@
+"""Table readers for the live loop, and the plug points to the rules helpers.
+
+A reader turns one stable frame into a :class:`~companion.table.TableObservation`:
+:class:`ModelReader` wraps ``companion.table.TableReader`` with the tile recogniser when the
+models are installed; :class:`ReplayReader` replays the readings recorded beside the bundled
+demo frames (used when the models are missing, and said so on the page).  ``check_card`` and
+``settle_session`` call the card and scoring modules, degrading to a clear message when a
+module is not there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from companion.live_game import observation_from_json
+from companion.table import TableObservation
+from vision.capture import DEMO_DIR
+
+if TYPE_CHECKING:
+    from companion.live import LiveConfig
+
+log = logging.getLogger(__name__)
+
+
+class TableReaderLike(Protocol):
+    def read(self, image: np.ndarray, name: str = "") -> TableObservation | None: ...
+
+
+class ReplayReader:
+    """Readings recorded for the demo frames (``readings.json``: frame file name -> observation)."""
+
+    def __init__(self, path: str | Path = DEMO_DIR / "readings.json") -> None:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        self.frames: dict[str, TableObservation] = {
+            name: observation_from_json(obs) for name, obs in data["frames"].items()
+        }
+
+    def read(self, image: np.ndarray, name: str = "") -> TableObservation | None:
+        return self.frames.get(name)
+
+
+class ModelReader:
+    """``companion.table.TableReader`` over the tile recogniser (both built by their helpers)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+
+    def read(self, image: np.ndarray, name: str = "") -> TableObservation | None:
+        obs: TableObservation = self.reader.read(image)
+        return obs
+
+
+class NullReader:
+    """No recogniser and no recording: the loop still runs, shows video, and reads nothing."""
+
+    def read(self, image: np.ndarray, name: str = "") -> TableObservation | None:
+        return None
+
+
+def _load_card(path: str | None) -> Any:
+    if not path:
+        return None
+    from companion.rules.card import load_card  # type: ignore[import-not-found,unused-ignore]
+
+    return load_card(path)
+
+
+def _model_reader(config: LiveConfig) -> ModelReader:
+    table = importlib.import_module("companion.table")
+    layout_mod = importlib.import_module("vision.layout")
+    pipeline = importlib.import_module("vision.pipeline")
+    layout = layout_mod.load_layout(config.layout) if config.layout else None
+    reader = table.TableReader(layout, pipeline.TileRecognizer(), card=_load_card(config.card),
+                               variant=config.variant)
+    return ModelReader(reader)
+
+
+def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
+    """The best reader available; every fallback appends a warning for the page's banner."""
+    reason = "unknown"
+    try:
+        return _model_reader(config)
+    except Exception as exc:  # missing models or modules must not stop the server
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("tile recognition unavailable: %s", reason)
+    if config.source == "demo" and (DEMO_DIR / "readings.json").is_file():
+        warnings.append(f"Tile recognition models unavailable ({reason}); the demo replays the "
+                        "readings recorded with its frames.")
+        return ReplayReader()
+    warnings.append(f"Tile recognition models unavailable ({reason}); video only, no readings.")
+    return NullReader()
+
+
+def check_card(text: str, filename: str) -> tuple[int, list[dict[str, Any]]]:
+    """Parse an uploaded card: (number of hands, issues with line/col/message)."""
+    from companion.rules import card as card_mod  # type: ignore[attr-defined,unused-ignore]
+
+    try:
+        card = card_mod.parse_card(text, filename)
+    except card_mod.CardError as exc:
+        issues = [
+            {"file": getattr(i, "file", filename), "line": getattr(i, "line", None),
+             "col": getattr(i, "col", getattr(i, "column", None)),
+             "message": getattr(i, "message", str(i))}
+            for i in getattr(exc, "issues", [])
+        ] or [{"file": filename, "line": None, "col": None, "message": str(exc)}]
+        return 0, issues
+    hands = getattr(card, "hands", ())
+    return len(hands), []
+
+
+def settle_session(variant: str, games: list[dict[str, Any]]) -> dict[str, Any]:
+    """Payouts at the end of a session: the variant's settlement, or lower-pays-higher totals."""
+    totals: dict[str, int] = {}
+    for g in games:
+        for player, score in g["scores"].items():
+            totals[player] = totals.get(player, 0) + int(score)
+    try:
+        from companion.rules import settle  # type: ignore[attr-defined,unused-ignore]
+
+        return {"totals": totals, "payouts": settle.settle_totals(variant, totals)}
+    except Exception:  # the settle module is optional; fall back to the Siamese difference rule
+        pass
+    ranked = sorted(totals.items(), key=lambda kv: kv[1])
+    payouts = []
+    if len(ranked) == 2 and ranked[0][1] != ranked[1][1]:
+        payouts.append({"from": ranked[0][0], "to": ranked[1][0], "amount": ranked[1][1] - ranked[0][1]})
+    return {"totals": totals, "payouts": payouts}

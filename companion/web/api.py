@@ -1,0 +1,186 @@
+"""JSON API, server-sent events, MJPEG video and uploads of the dashboard.
+
+``GET /api/state`` everything the page shows; ``GET /api/events`` the same as SSE, pushed on every
+change; ``GET /video.mjpg`` the annotated video (a generator that only reads hub snapshots);
+``POST /api/correct``, ``/api/flags/<id>``, ``/api/card``, ``/api/game/new``, ``/api/session/finish``,
+``/api/phone/frame``, ``/api/calibrate``; ``GET /api/export.json|.csv``.  Bad input gets a 4xx
+JSON ``{"error": ...}`` naming what was wrong, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, abort, current_app, jsonify, request
+
+bp = Blueprint("api", __name__)
+BOUNDARY = "frame"
+
+
+def _live() -> Any:
+    return current_app.extensions["live"]
+
+
+def _json_body() -> dict[str, Any]:
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        abort(400, description="expected a JSON object body")
+    return data
+
+
+@bp.get("/api/state")
+def state() -> Response:
+    return jsonify(_live().hub.state())
+
+
+@bp.get("/api/events")
+def events() -> Response:
+    hub = _live().hub
+    once = request.args.get("once") == "1"
+
+    def stream() -> Iterator[str]:
+        seq, st = hub.wait_state(-1, timeout=0)
+        yield f"id: {seq}\nevent: state\ndata: {json.dumps(st)}\n\n"
+        while not once:
+            new_seq, st = hub.wait_state(seq, timeout=15)
+            if new_seq == seq:
+                yield ": keep-alive\n\n"
+                continue
+            seq = new_seq
+            yield f"id: {seq}\nevent: state\ndata: {json.dumps(st)}\n\n"
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def mjpeg(hub: Any, limit: int | None = None) -> Iterator[bytes]:
+    """``multipart/x-mixed-replace`` parts from the hub's latest JPEG snapshots."""
+    seq, sent = -1, 0
+    while limit is None or sent < limit:
+        new_seq, jpeg = hub.frame(seq, timeout=2.0)
+        if new_seq == seq or not jpeg:
+            continue
+        seq = new_seq
+        sent += 1
+        yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpeg)}\r\n\r\n"
+               .encode() + jpeg + b"\r\n")
+
+
+@bp.get("/video.mjpg")
+def video() -> Response:
+    limit = request.args.get("frames", type=int)
+    return Response(mjpeg(_live().hub, limit), mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}")
+
+
+@bp.get("/snapshot.jpg")
+def snapshot() -> Response:
+    _, jpeg = _live().hub.frame(-1, timeout=2.0)
+    if not jpeg:
+        abort(503, description="no frame yet")
+    return Response(jpeg, mimetype="image/jpeg")
+
+
+@bp.post("/api/correct")
+def correct() -> Response:
+    body = _json_body()
+    try:
+        zone, index, code = str(body["zone"]), int(body["index"]), str(body["code"])
+    except (KeyError, TypeError, ValueError):
+        abort(400, description="expected {zone, index, code}")
+    try:
+        _live().correct(zone, index, code)
+    except KeyError as exc:
+        abort(404, description=str(exc.args[0]))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return jsonify(ok=True, zone=zone, index=index, code=code.strip().upper())
+
+
+@bp.post("/api/flags/<int:flag_id>")
+def flag(flag_id: int) -> Response:
+    status = str(_json_body().get("status", ""))
+    try:
+        rec = _live().set_flag(flag_id, status)
+    except KeyError as exc:
+        abort(404, description=str(exc.args[0]))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return jsonify(rec)
+
+
+@bp.post("/api/card")
+def card() -> Response:
+    from companion.live_readers import check_card
+
+    upload = request.files.get("card")
+    if upload is None or not upload.filename:
+        abort(400, description="no card file in the upload (form field 'card')")
+    try:
+        text = upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        abort(400, description=f"{upload.filename}: not a UTF-8 text file")
+    try:
+        hands, issues = check_card(text, upload.filename)
+    except ImportError:
+        abort(501, description="the card language module is not installed")
+    if issues:
+        return jsonify(error=f"{upload.filename}: {len(issues)} error(s)", issues=issues), 422
+    _live().set_card(upload.filename, hands)
+    return jsonify(ok=True, name=upload.filename, hands=hands)
+
+
+@bp.post("/api/game/new")
+def new_game() -> Response:
+    return jsonify(game=_live().new_game())
+
+
+@bp.post("/api/session/finish")
+def finish_session() -> Response:
+    return jsonify(_live().finish_session())
+
+
+@bp.get("/api/export.json")
+def export_json() -> Response:
+    live = _live()
+    session = request.args.get("session", default=live.session_id, type=int)
+    try:
+        data = live.store.export_session(session)
+    except ValueError as exc:
+        abort(404, description=str(exc))
+    return Response(json.dumps(data, indent=1), mimetype="application/json",
+                    headers={"Content-Disposition": f"attachment; filename=session-{session}.json"})
+
+
+@bp.get("/api/export.csv")
+def export_csv() -> Response:
+    live = _live()
+    session = request.args.get("session", default=live.session_id, type=int)
+    return Response(live.store.export_csv(session), mimetype="text/csv",
+                    headers={"Content-Disposition": f"attachment; filename=session-{session}.csv"})
+
+
+@bp.post("/api/phone/frame")
+def phone_frame() -> Response:
+    data = request.get_data(cache=False)
+    if not data or data[:2] != b"\xff\xd8":
+        abort(400, description="expected a JPEG body")
+    _live().phone.push(data)
+    return jsonify(ok=True, t=time.time())
+
+
+@bp.post("/api/calibrate")
+def calibrate() -> Response:
+    body = _json_body()
+    points = body.get("points")
+    if (not isinstance(points, list) or len(points) != 4
+            or not all(isinstance(p, list) and len(p) == 2 for p in points)):
+        abort(400, description="expected 4 points [[x, y], ...] clicked clockwise from top-left")
+    try:
+        pts = [[float(x), float(y)] for x, y in points]
+    except (TypeError, ValueError):
+        abort(400, description="points must be numbers")
+    saved = _live().calibrate(pts, body.get("zones"))
+    return jsonify(saved)

@@ -1,0 +1,54 @@
+"""HTML pages of the dashboard: live view, settings, calibration, enrollment, phone camera, pairing QR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, render_template, request
+
+from companion.web.qr import qr_svg
+
+bp = Blueprint("pages", __name__)
+
+
+def _ctx() -> dict[str, Any]:
+    cfg = current_app.extensions["companion"]
+    token = cfg["token"]
+    pair_url = ""
+    if token and cfg["host_url"]:
+        pair_url = f"{cfg['host_url'].rstrip('/')}/?token={token}"
+    local = request.remote_addr in ("127.0.0.1", "::1", None)
+    return {"pair_url": pair_url if local else "", "lan": cfg["lan"]}
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("index.html", **_ctx())
+
+
+@bp.get("/settings")
+def settings() -> str:
+    return render_template("settings.html", **_ctx())
+
+
+@bp.get("/calibrate")
+def calibrate() -> str:
+    return render_template("calibrate.html", **_ctx())
+
+
+@bp.get("/enroll")
+def enroll() -> str:
+    return render_template("enroll.html", **_ctx())
+
+
+@bp.get("/camera")
+def camera() -> str:
+    return render_template("camera.html", **_ctx())
+
+
+@bp.get("/pair.svg")
+def pair_svg() -> Response:
+    ctx = _ctx()
+    if not ctx["pair_url"]:
+        return Response("pairing QR is shown only on the host, with --lan", status=404)
+    return Response(qr_svg(ctx["pair_url"]), mimetype="image/svg+xml")
