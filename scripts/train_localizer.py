@@ -1,0 +1,455 @@
+"""Train the tile localiser (a CenterNet-style heatmap net) and export it to ``models/localizer.onnx``.
+
+    python scripts/train_localizer.py --out runs/loc --epochs 12 --seed 1          # train (resumes)
+    python scripts/train_localizer.py --out runs/loc --export-only                  # export last.pt
+
+Data: tiles-photos-v4/train (real photos; axis-aligned boxes, polygon rows give orientation) plus,
+with ``--synth F``, a fraction F of synthetic scenes from ``scripts/synth_scenes.py`` (exact quads,
+any rotation).  Every epoch writes ``OUT/last.pt`` (model, optimiser, epoch, RNG state); rerunning
+the same command resumes from it.  ``torch.set_num_threads(1)`` keeps the shared machine usable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scripts.photos import PhotoSample, load_split  # noqa: E402
+from vision.detect import STRIDE, decode, quad_iou_boxes, quad_params, suppress_overlaps  # noqa: E402
+
+SIZE = 320
+
+
+# ----------------------------------------------------------------------------- model
+def dws(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
+    """Depthwise-separable 3x3 conv block."""
+    return nn.Sequential(
+        nn.Conv2d(cin, cin, 3, stride, padding=dil, dilation=dil, groups=cin, bias=False),
+        nn.BatchNorm2d(cin),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(cin, cout, 1, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+class LocNet(nn.Module):
+    """Stride-4 heatmap net: encoder to stride 32, FPN-like decoder back to stride 4."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True)
+        )
+        self.s4 = nn.Sequential(dws(16, 32, 2), dws(32, 32))
+        self.s8 = nn.Sequential(dws(32, 64, 2), dws(64, 64))
+        self.s16 = nn.Sequential(dws(64, 96, 2), dws(96, 96), dws(96, 96, dil=2))
+        self.s32 = nn.Sequential(dws(96, 128, 2), dws(128, 128), dws(128, 128, dil=2))
+        self.l32 = nn.Conv2d(128, 64, 1)
+        self.l16 = nn.Conv2d(96, 64, 1)
+        self.l8 = nn.Conv2d(64, 64, 1)
+        self.l4 = nn.Conv2d(32, 48, 1)
+        self.m16 = dws(64, 64)
+        self.m8 = dws(64, 48)
+        self.m4 = dws(48, 48)
+        self.heat = nn.Sequential(
+            nn.Conv2d(48, 32, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(32, 1, 1)
+        )
+        self.reg = nn.Sequential(
+            nn.Conv2d(48, 32, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(32, 6, 1)
+        )
+        self.heat[-1].bias.data.fill_(-2.2)  # type: ignore[union-attr]
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x / 255.0 - 0.5
+        f4 = self.s4(self.stem(x))
+        f8 = self.s8(f4)
+        f16 = self.s16(f8)
+        f32 = self.s32(f16)
+        up = F.interpolate(self.l32(f32), scale_factor=2.0, mode="nearest")
+        p16 = self.m16(up + self.l16(f16))
+        p8 = self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8))
+        p4 = self.m4(F.interpolate(p8, scale_factor=2.0, mode="nearest") + self.l4(f4))
+        return self.heat(p4), self.reg(p4)
+
+
+class ExportNet(nn.Module):
+    """Inference wrapper: sigmoid + 3x3 max-pool peak test inside the graph."""
+
+    def __init__(self, net: LocNet) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logit, reg = self.net(x)
+        heat = torch.sigmoid(logit)
+        peak = F.max_pool2d(heat, 3, 1, 1)
+        return heat * (heat >= peak).float(), reg
+
+
+# ----------------------------------------------------------------------------- samples
+def photo_quads(s: PhotoSample) -> np.ndarray:
+    """Quads for a photo's tiles: polygon rows via minAreaRect, others as their box."""
+    quads = []
+    for box, poly in zip(s.boxes, s.polygons, strict=True):
+        if poly is not None and len(poly) >= 4:
+            quads.append(cv2.boxPoints(cv2.minAreaRect(poly.astype(np.float32))))
+        else:
+            x1, y1, x2, y2 = box
+            quads.append(np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32))
+    return np.asarray(quads, np.float32).reshape(-1, 4, 2)
+
+
+def loose_boxes(boxes: np.ndarray) -> bool:
+    """True for photos whose boxes overlap like the export's +-45 degree turns (boxes of turned
+    tiles): their sizes and angles are not trusted, only their centres (577 of 1350 train photos,
+    0 of 296 valid photos at this threshold)."""
+    if len(boxes) < 2:
+        return False
+    iou = quad_iou_boxes(boxes.astype(np.float32), boxes.astype(np.float32))
+    np.fill_diagonal(iou, 0)
+    return bool(np.median(iou.max(axis=1)) > 0.2)
+
+
+def colour_jitter(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    out = img.astype(np.float32)
+    out = out * rng.uniform(0.6, 1.35) + rng.uniform(-30, 30)
+    out = out * rng.uniform(0.85, 1.15, size=3)[None, None, :]
+    if rng.random() < 0.3:
+        k = int(rng.choice([3, 5]))
+        out = cv2.GaussianBlur(out, (k, k), 0)
+    if rng.random() < 0.3:
+        out = out + rng.normal(0, rng.uniform(2, 8), out.shape)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def augment(
+    img: np.ndarray, quads: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scale, optional stretch, 90-degree turn, crop to SIZE x SIZE; quads follow."""
+    h, w = img.shape[:2]
+    if rng.random() < 0.25:
+        s = SIZE / max(h, w)  # the whole image, as at inference
+        sx = sy = s
+    else:
+        s = SIZE / max(h, w) * math.exp(rng.uniform(math.log(0.6), math.log(1.6)))
+        st = math.exp(rng.uniform(-0.2, 0.2))
+        sx, sy = s * st, s / st
+    k = int(rng.integers(4))
+    # affine: scale, then rotate k*90 about the scaled image centre, then place in the crop
+    a = np.array([[sx, 0, 0], [0, sy, 0], [0, 0, 1]], np.float64)
+    c = np.array([w * sx / 2, h * sy / 2])
+    rot = np.array([[0, 1], [-1, 0]], np.float64)
+    r = np.linalg.matrix_power(rot, k)
+    t1 = np.eye(3)
+    t1[:2, 2] = -c
+    rr = np.eye(3)
+    rr[:2, :2] = r
+    new_w, new_h = (w * sx, h * sy) if k % 2 == 0 else (h * sy, w * sx)
+    ox = rng.uniform(min(0, SIZE - new_w), max(0, SIZE - new_w))
+    oy = rng.uniform(min(0, SIZE - new_h), max(0, SIZE - new_h))
+    t2 = np.eye(3)
+    t2[:2, 2] = [new_w / 2 + ox, new_h / 2 + oy]
+    m = (t2 @ rr @ t1 @ a)[:2]
+    border = tuple(float(v) for v in rng.uniform(0, 255, 3))
+    out = cv2.warpAffine(
+        img,
+        m,
+        (SIZE, SIZE),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=border,
+    )
+    q = quads.reshape(-1, 2) @ m[:, :2].T + m[:, 2]
+    return colour_jitter(out, rng), q.reshape(-1, 4, 2).astype(np.float32)
+
+
+def keep_visible(quads: np.ndarray, size: int = SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """Split quads into kept (centre inside, >= 45% visible) and ignored (partly visible)."""
+    if len(quads) == 0:
+        return quads, quads
+    lo, hi = quads.min(axis=1), quads.max(axis=1)
+    area = np.prod(hi - lo, axis=1)
+    vis = np.prod(np.clip(np.minimum(hi, size) - np.maximum(lo, 0), 0, None), axis=1)
+    frac = vis / np.maximum(area, 1e-6)
+    keep = frac >= 0.45
+    ignore = (~keep) & (frac > 0.05)
+    return quads[keep], quads[ignore]
+
+
+def make_targets(
+    quads: np.ndarray, ignored: np.ndarray, size: int = SIZE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Heatmap (1,H,W), regression (6,H,W), regression mask (H,W), heat-loss weight (H,W)."""
+    g = size // STRIDE
+    heat = np.zeros((g, g), np.float32)
+    reg = np.zeros((6, g, g), np.float32)
+    mask = np.zeros((g, g), np.float32)
+    weight = np.ones((g, g), np.float32)
+    yy, xx = np.mgrid[0:g, 0:g].astype(np.float32)
+    px, py = xx * STRIDE + (STRIDE - 1) / 2, yy * STRIDE + (STRIDE - 1) / 2
+    for q in ignored:
+        lo, hi = (q.min(axis=0) / STRIDE).astype(int), (q.max(axis=0) / STRIDE).astype(int)
+        weight[max(lo[1], 0) : hi[1] + 1, max(lo[0], 0) : hi[0] + 1] = 0.0
+    if len(quads) == 0:
+        return heat[None], reg, mask, weight
+    params = quad_params(quads)
+    for q, (cx, cy, short, long, theta) in zip(quads, params, strict=True):
+        bw, bh = np.ptp(q[:, 0]), np.ptp(q[:, 1])
+        sgx, sgy = max(0.6, bw / STRIDE / 6), max(0.6, bh / STRIDE / 6)
+        gx, gy = (cx - (STRIDE - 1) / 2) / STRIDE, (cy - (STRIDE - 1) / 2) / STRIDE
+        x0, x1 = max(int(gx - 3 * sgx), 0), min(int(gx + 3 * sgx) + 2, g)
+        y0, y1 = max(int(gy - 3 * sgy), 0), min(int(gy + 3 * sgy) + 2, g)
+        if x0 >= x1 or y0 >= y1:
+            continue
+        sub = np.exp(
+            -((xx[y0:y1, x0:x1] - gx) ** 2) / (2 * sgx**2)
+            - ((yy[y0:y1, x0:x1] - gy) ** 2) / (2 * sgy**2)
+        )
+        ix, iy = min(max(int(round(gx)), 0), g - 1), min(max(int(round(gy)), 0), g - 1)
+        if x0 <= ix < x1 and y0 <= iy < y1:
+            sub[iy - y0, ix - x0] = 1.0
+        cur = heat[y0:y1, x0:x1]
+        own = (sub >= 0.5) & (sub > cur)
+        heat[y0:y1, x0:x1] = np.maximum(cur, sub)
+        m = np.zeros_like(mask, dtype=bool)
+        m[y0:y1, x0:x1] = own
+        reg[0][m] = (cx - px[m]) / STRIDE
+        reg[1][m] = (cy - py[m]) / STRIDE
+        reg[2][m] = math.log(max(short, 2.0) / STRIDE)
+        reg[3][m] = math.log(max(long, 2.0) / STRIDE)
+        reg[4][m] = math.cos(2 * theta)
+        reg[5][m] = math.sin(2 * theta)
+        mask[m] = 1.0
+    return heat[None], reg, mask, weight
+
+
+class Source:
+    """Training samples: augmented photos, plus synthetic scenes when requested."""
+
+    def __init__(self, photos: list[PhotoSample], synth_frac: float, seed: int) -> None:
+        self.photos = photos
+        self.quads = [photo_quads(s) for s in photos]
+        self.loose = [loose_boxes(s.boxes) for s in photos]
+        self.synth_frac = synth_frac
+        self.synth = None
+        if synth_frac > 0:
+            from scripts.synth_scenes import SceneMaker
+
+            self.synth = SceneMaker(seed=seed)
+
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        if self.synth is not None and rng.random() < self.synth_frac:
+            img, quads = self.synth.scene(SIZE, SIZE, rng)
+            img = colour_jitter(img, rng)
+            loose = False
+        else:
+            i = int(rng.integers(len(self.photos)))
+            loose = bool(self.loose[i])
+            img = cv2.imread(str(self.photos[i].image_path))
+            img, quads = augment(img, self.quads[i], rng)
+        kept, ignored = keep_visible(quads)
+        heat, reg, mask, weight = make_targets(kept, ignored)
+        mask = np.stack([mask, mask * (0.0 if loose else 1.0)])
+        return img.transpose(2, 0, 1).astype(np.float32), heat, reg, mask, weight
+
+    def batch(self, n: int, rng: np.random.Generator) -> list[torch.Tensor]:
+        items = [self.sample(rng) for _ in range(n)]
+        return [torch.from_numpy(np.stack(col)) for col in zip(*items, strict=True)]
+
+
+# ----------------------------------------------------------------------------- loss
+def focal_loss(logit: torch.Tensor, heat: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    p = torch.sigmoid(logit).clamp(1e-4, 1 - 1e-4)
+    pos = heat.eq(1).float()
+    neg = (1 - pos) * weight[:, None]
+    pos_l = torch.log(p) * (1 - p) ** 2 * pos
+    neg_l = torch.log(1 - p) * p**2 * (1 - heat) ** 4 * neg
+    n = pos.sum().clamp(min=1)
+    return -(pos_l.sum() + neg_l.sum()) / n
+
+
+def reg_loss(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Smooth L1 on offsets (mask[:, 0]) and on sizes/angle (mask[:, 1])."""
+    m = torch.cat([mask[:, :1].expand(-1, 2, -1, -1), mask[:, 1:].expand(-1, 4, -1, -1)], dim=1)
+    return (F.smooth_l1_loss(pred * m, target * m, reduction="sum", beta=0.1)) / mask[
+        :, 0
+    ].sum().clamp(min=1)
+
+
+# ----------------------------------------------------------------------------- eval
+def evaluate(net: LocNet, photos: list[PhotoSample], iou_thr: float = 0.5) -> dict[str, float]:
+    """Class-agnostic P/R/F1 at IoU >= 0.5 on whole photos resized to SIZE."""
+    net.eval()
+    export = ExportNet(net).eval()
+    tp = fp = fn = 0
+    with torch.no_grad():
+        for s in photos:
+            img = cv2.imread(str(s.image_path))
+            h, w = img.shape[:2]
+            small = cv2.resize(img, (SIZE, SIZE), interpolation=cv2.INTER_AREA)
+            x = torch.from_numpy(small.transpose(2, 0, 1)[None].astype(np.float32))
+            peaks, reg = export(x)
+            quads, score = decode(peaks[0].numpy(), reg[0].numpy(), 0.3)
+            keep = suppress_overlaps(quads, score)
+            quads = quads[keep] * np.array([w / SIZE, h / SIZE], np.float32)
+            boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1)
+            t, p_, n_ = match_counts(boxes, s.boxes, iou_thr)
+            tp, fp, fn = tp + t, fp + p_, fn + n_
+    net.train()
+    p = tp / max(tp + fp, 1)
+    r = tp / max(tp + fn, 1)
+    return {"precision": p, "recall": r, "f1": 2 * p * r / max(p + r, 1e-9)}
+
+
+def match_counts(pred: np.ndarray, truth: np.ndarray, iou_thr: float) -> tuple[int, int, int]:
+    if len(pred) == 0 or len(truth) == 0:
+        return 0, len(pred), len(truth)
+    iou = quad_iou_boxes(pred.astype(np.float32), truth.astype(np.float32))
+    tp = 0
+    used = np.zeros(len(truth), bool)
+    for i in np.argsort(-iou.max(axis=1)):
+        j = int(np.argmax(np.where(used, -1, iou[i])))
+        if iou[i, j] >= iou_thr and not used[j]:
+            used[j] = True
+            tp += 1
+    return tp, len(pred) - tp, len(truth) - tp
+
+
+# ----------------------------------------------------------------------------- main
+def export_onnx(net: LocNet, path: Path) -> None:
+    net.eval()
+    model = ExportNet(net).eval()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(
+        model,
+        (torch.zeros(1, 3, SIZE, SIZE),),
+        str(path),
+        input_names=["image"],
+        output_names=["peaks", "reg"],
+        dynamic_axes={
+            "image": {0: "n", 2: "h", 3: "w"},
+            "peaks": {0: "n", 2: "gh", 3: "gw"},
+            "reg": {0: "n", 2: "gh", 3: "gw"},
+        },
+        opset_version=17,
+        dynamo=False,
+    )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_suffix(path.suffix + ".sha256").write_text(f"{digest}  {path.name}\n")
+    print(f"exported {path} sha256 {digest}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--out", type=Path, default=REPO / "runs" / "loc")
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--steps", type=int, default=150, help="batches per epoch")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--synth", type=float, default=0.0, help="fraction of synthetic scenes")
+    ap.add_argument("--eval-photos", type=int, default=60)
+    ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
+    ap.add_argument("--export-only", action="store_true")
+    ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    net = LocNet()
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    total = args.epochs * args.steps
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=args.lr, total_steps=total, pct_start=0.1
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    ckpt = args.out / "last.pt"
+    start = 0
+    if ckpt.is_file():
+        state = torch.load(ckpt, weights_only=False)
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        start = state["epoch"]
+        print(f"resumed from {ckpt} at epoch {start}")
+    elif args.init is not None:
+        net.load_state_dict(torch.load(args.init, weights_only=False)["model"])
+        print(f"initialised from {args.init}")
+    if args.export_only:
+        export_onnx(net, args.export)
+        return
+    print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
+    source = Source(load_split("train"), args.synth, args.seed)
+    val = load_split("valid")[: args.eval_photos]
+    net.train()
+    for epoch in range(start, args.epochs):
+        t0 = time.time()
+        sums = np.zeros(3)
+        for step in range(args.steps):
+            x, heat, reg, mask, weight = source.batch(args.batch, rng)
+            logit, pred = net(x)
+            lh = focal_loss(logit, heat, weight)
+            lr_ = reg_loss(pred, reg, mask)
+            loss = lh + lr_
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            sums += [loss.item(), lh.item(), lr_.item()]
+            if step % 25 == 0:
+                print(
+                    f"epoch {epoch} step {step} loss {loss.item():.3f} heat {lh.item():.3f} reg {lr_.item():.3f} "
+                    f"{(step + 1) * args.batch / (time.time() - t0):.1f} img/s",
+                    flush=True,
+                )
+        metrics = evaluate(net, val)
+        torch.save(
+            {
+                "model": net.state_dict(),
+                "opt": opt.state_dict(),
+                "sched": sched.state_dict(),
+                "rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "epoch": epoch + 1,
+            },
+            ckpt,
+        )
+        line = {
+            "epoch": epoch + 1,
+            "loss": sums[0] / args.steps,
+            "heat": sums[1] / args.steps,
+            "reg": sums[2] / args.steps,
+            "secs": round(time.time() - t0),
+            **metrics,
+        }
+        print(json.dumps(line), flush=True)
+        with open(args.out / "log.jsonl", "a") as fh:
+            fh.write(json.dumps(line) + "\n")
+    export_onnx(net, args.export)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Tile localisation: an image -> tile quads and objectness, with no knowledge of tile codes.
+
+The model (``models/localizer.onnx``, trained by ``scripts/train_localizer.py``) is a small fully
+convolutional CenterNet-style net at stride 4.  Input: float32 BGR 0..255, NCHW, any H and W that
+are multiples of 32.  Outputs: ``peaks`` (N, 1, H/4, W/4) the centre heatmap already passed through
+a 3x3 max-pool peak test (non-peaks are 0), and ``reg`` (N, 6, H/4, W/4) per cell: centre offset
+(dx, dy) in cells, log(short side / 4), log(long side / 4), cos 2θ, sin 2θ, where θ is the angle of
+the tile's long axis from the image's vertical.  Decoding (peak threshold, box/angle decoding and
+a final overlap suppression) is numpy here.
+
+Quads are tile corners clockwise from the top-left of an upright (portrait) tile; a tile's 180
+degree ambiguity is left to the classifier, which is trained to be invariant to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.runtime import OnnxModel
+
+STRIDE = 4
+MULTIPLE = 32
+FloatArray = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Localized:
+    """Tiles found by the localiser, in the input image's pixel coordinates.
+
+    quads: (N, 4, 2) float32 corners clockwise from an upright tile's top-left
+    score: (N,) float32 objectness in [0, 1]
+    """
+
+    quads: FloatArray
+    score: FloatArray
+
+    def __post_init__(self) -> None:
+        n = len(self.score)
+        if self.quads.shape != (n, 4, 2):
+            raise ValueError(f"quads must be ({n}, 4, 2), got {self.quads.shape}")
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+def rect_quads(
+    cx: FloatArray, cy: FloatArray, short: FloatArray, long: FloatArray, theta: FloatArray
+) -> FloatArray:
+    """Rotated rectangles -> (N, 4, 2) corners tl, tr, br, bl of the upright tile.
+
+    ``theta`` is the long axis's angle from the image vertical (radians, 0 = portrait tile).
+    """
+    up = np.stack([np.sin(theta), -np.cos(theta)], axis=1) * (long / 2)[:, None]
+    right = np.stack([np.cos(theta), np.sin(theta)], axis=1) * (short / 2)[:, None]
+    c = np.stack([cx, cy], axis=1)
+    quads = np.stack([c + up - right, c + up + right, c - up + right, c - up - right], axis=1)
+    return quads.astype(np.float32)
+
+
+def quad_params(quads: FloatArray) -> FloatArray:
+    """(N, 4, 2) quads in any corner order -> (N, 5) ``cx, cy, short, long, theta``."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    e = np.roll(q, -1, axis=1) - q  # edges p0p1, p1p2, p2p3, p3p0
+    lens = np.linalg.norm(e, axis=2)
+    a = (lens[:, 0] + lens[:, 2]) / 2
+    b = (lens[:, 1] + lens[:, 3]) / 2
+    first_long = a >= b
+    axis = np.where(
+        first_long[:, None], e[:, 0] - e[:, 2], e[:, 1] - e[:, 3]
+    )  # both long edges summed
+    theta = np.arctan2(axis[:, 0], -axis[:, 1])
+    theta = (theta + np.pi / 2) % np.pi - np.pi / 2
+    c = q.mean(axis=1)
+    return np.stack([c[:, 0], c[:, 1], np.minimum(a, b), np.maximum(a, b), theta], axis=1).astype(
+        np.float32
+    )
+
+
+def quad_iou_boxes(a: FloatArray, b: FloatArray) -> FloatArray:
+    """IoU matrix between axis-aligned boxes a (N, 4) and b (M, 4)."""
+    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
+    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
+    x2 = np.minimum(a[:, None, 2], b[None, :, 2])
+    y2 = np.minimum(a[:, None, 3], b[None, :, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    return (inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-6)).astype(np.float32)
+
+
+def decode(
+    peaks: FloatArray, reg: FloatArray, threshold: float = 0.3, max_tiles: int = 300
+) -> tuple[FloatArray, FloatArray]:
+    """One image's model outputs (1, H, W) and (6, H, W) -> (quads in input pixels, scores)."""
+    heat = peaks[0]
+    ys, xs = np.nonzero(heat >= threshold)
+    score = heat[ys, xs]
+    if len(score) > max_tiles:
+        keep = np.argsort(-score)[:max_tiles]
+        ys, xs, score = ys[keep], xs[keep], score[keep]
+    r = reg[:, ys, xs]
+    cx = (xs + r[0]) * STRIDE + (STRIDE - 1) / 2
+    cy = (ys + r[1]) * STRIDE + (STRIDE - 1) / 2
+    short = np.exp(np.clip(r[2], -3, 6)) * STRIDE
+    long = np.exp(np.clip(r[3], -3, 6)) * STRIDE
+    theta = np.arctan2(r[5], r[4]) / 2
+    quads = rect_quads(cx, cy, short, np.maximum(long, short), theta)
+    return quads, score.astype(np.float32)
+
+
+def suppress_overlaps(
+    quads: FloatArray, score: FloatArray, iou: float = 0.6
+) -> npt.NDArray[np.int64]:
+    """Greedy NMS on the quads' bounding boxes; returns kept indices, best first."""
+    order = np.argsort(-score)
+    boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1)
+    ious = quad_iou_boxes(boxes[order], boxes[order])
+    keep: list[int] = []
+    dead = np.zeros(len(order), bool)
+    for i in range(len(order)):
+        if dead[i]:
+            continue
+        keep.append(i)
+        dead |= ious[i] > iou
+    return order[np.asarray(keep, np.int64)] if keep else np.zeros(0, np.int64)
+
+
+def prepare(image_bgr: npt.NDArray[np.uint8], scale: float) -> tuple[FloatArray, float, float]:
+    """Resize by ``scale`` and pad to a multiple of 32: (1, 3, H, W) float32, sx, sy factors."""
+    h, w = image_bgr.shape[:2]
+    nw, nh = max(MULTIPLE, round(w * scale)), max(MULTIPLE, round(h * scale))
+    small = cv2.resize(image_bgr, (nw, nh), interpolation=cv2.INTER_AREA)
+    ph, pw = -nh % MULTIPLE, -nw % MULTIPLE
+    if ph or pw:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=(0, 0, 0))
+    batch = small.transpose(2, 0, 1)[None].astype(np.float32)
+    return batch, nw / w, nh / h
+
+
+class TileLocalizer:
+    """Find tile quads in a BGR image with ``models/localizer.onnx``.
+
+    ``input_long_side``: the image is resized so that its long side is this many pixels (tiles
+    then span about 12-60 px, the range the model is trained on); 320 suits a 640x640 photo.
+    """
+
+    def __init__(
+        self,
+        path: str | Path = "models/localizer.onnx",
+        input_long_side: int = 320,
+        threshold: float = 0.3,
+        threads: int = 2,
+    ) -> None:
+        self.model = OnnxModel(path, threads=threads, warmup_shape=(1, 3, 320, 320))
+        self.input_long_side = input_long_side
+        self.threshold = threshold
+
+    def scale_for(self, shape: tuple[int, ...]) -> float:
+        return self.input_long_side / max(shape[0], shape[1])
+
+    def localize(self, image_bgr: npt.NDArray[np.uint8], scale: float | None = None) -> Localized:
+        """All tiles in one image; ``scale`` overrides the resize factor."""
+        s = self.scale_for(image_bgr.shape) if scale is None else scale
+        batch, sx, sy = prepare(image_bgr, s)
+        peaks, reg = self.model.run(batch)[:2]
+        quads, score = decode(peaks[0], reg[0], self.threshold)
+        keep = suppress_overlaps(quads, score)
+        quads, score = quads[keep], score[keep]
+        quads = quads / np.array([sx, sy], np.float32)
+        return Localized(quads.astype(np.float32), score)
