@@ -25,11 +25,11 @@ class Group:
     tiles: tuple[str, ...]
 
 
-def _n(rank: int, suit: object) -> str:
+def _n(rank: int, suit: Suit) -> str:
     return f"{rank}{suit.value}"
 
 
-def _chow(rank: int, suit: object) -> list[str]:
+def _chow(rank: int, suit: Suit) -> list[str]:
     return [_n(rank + i, suit) for i in range(3)]
 
 
