@@ -1,0 +1,193 @@
+"""Calibration: image pixels <-> table millimetres, from four ArUco markers or four clicked corners.
+
+Four printed ``DICT_4X4_50`` markers, ids 0..3, have their centres on the corners (0,0), (W,0),
+(W,H), (0,H) of the table frame (x to the right, y towards player 1 at the bottom edge; id 3 at
+player 1's left hand).  :class:`Calibration` holds the homography; :class:`Calibrator` finds it
+in every frame with ``update(frame)`` and keeps the last good one when a hand covers a marker
+(its state is then ``"stale"``).  :func:`rectify` makes the top-down table image on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.layout import Layout
+
+MARKER_DICT = cv2.aruco.DICT_4X4_50
+MARKER_IDS = (0, 1, 2, 3)
+FloatArray = npt.NDArray[np.float32]
+
+
+class CalibrationError(ValueError):
+    """Markers or corners that cannot give a homography; the message says what was found."""
+
+
+def table_corners(table_mm: tuple[float, float]) -> FloatArray:
+    """The table-frame corners for marker ids 0, 1, 2, 3."""
+    w, h = table_mm
+    return np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A homography from image pixels to table millimetres (and back)."""
+
+    image_to_table: npt.NDArray[np.float64]
+    table_mm: tuple[float, float]
+    image_size: tuple[int, int]  # (width, height) of the frames it applies to
+    source: str = "markers"  # "markers" | "corners"
+    corners_px: tuple[tuple[float, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.image_to_table.shape != (3, 3):
+            raise CalibrationError(f"homography must be 3x3, got {self.image_to_table.shape}")
+
+    @classmethod
+    def from_corners(
+        cls,
+        points_px: npt.ArrayLike,
+        table_mm: tuple[float, float],
+        image_size: tuple[int, int] = (0, 0),
+        source: str = "corners",
+    ) -> Calibration:
+        """Four image points of the table corners (0,0), (W,0), (W,H), (0,H), in that order."""
+        pts = np.asarray(points_px, np.float32).reshape(-1, 2)
+        if pts.shape != (4, 2):
+            raise CalibrationError(f"need 4 corner points [[x, y], ...], got {pts.shape[0]}")
+        if abs(cv2.contourArea(pts)) < 100.0:
+            raise CalibrationError(f"corner points enclose almost no area: {pts.tolist()}")
+        if not cv2.isContourConvex(pts):
+            raise CalibrationError(f"corner points do not form a convex quadrilateral in order: {pts.tolist()}")
+        h = cv2.getPerspectiveTransform(pts, table_corners(table_mm))
+        corners = tuple((float(x), float(y)) for x, y in pts)
+        return cls(np.asarray(h, np.float64), (float(table_mm[0]), float(table_mm[1])), image_size, source, corners)
+
+    @property
+    def table_to_image(self) -> npt.NDArray[np.float64]:
+        return np.asarray(np.linalg.inv(self.image_to_table), np.float64)
+
+    def to_table(self, points_px: npt.ArrayLike) -> FloatArray:
+        """Image points (..., 2) -> table millimetres."""
+        pts = np.asarray(points_px, np.float32)
+        out = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), self.image_to_table)
+        return out.reshape(pts.shape).astype(np.float32)
+
+    def to_image(self, points_mm: npt.ArrayLike) -> FloatArray:
+        """Table millimetres (..., 2) -> image points."""
+        pts = np.asarray(points_mm, np.float32)
+        out = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), self.table_to_image)
+        return out.reshape(pts.shape).astype(np.float32)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "image_to_table": np.round(self.image_to_table, 9).tolist(),
+            "table_mm": list(self.table_mm),
+            "image_size": list(self.image_size),
+            "source": self.source,
+        }
+
+
+def _detector() -> cv2.aruco.ArucoDetector:
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    # Far markers of a phone propped at the table edge are small and foreshortened.
+    params.minMarkerPerimeterRate = 0.008
+    params.polygonalApproxAccuracyRate = 0.06
+    params.perspectiveRemovePixelPerCell = 8
+    params.minCornerDistanceRate = 0.02
+    return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(MARKER_DICT), params)
+
+
+def find_markers(image: npt.NDArray[np.uint8], detector: cv2.aruco.ArucoDetector | None = None) -> dict[int, FloatArray]:
+    """Centres (and corners) of the markers 0..3 found in ``image``: ``{id: (4, 2) corners}``."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    corners, ids, _ = (detector or _detector()).detectMarkers(gray)
+    found: dict[int, FloatArray] = {}
+    if ids is None:
+        return found
+    for c, i in zip(corners, ids.reshape(-1), strict=True):
+        if int(i) in MARKER_IDS and int(i) not in found:
+            found[int(i)] = np.asarray(c, np.float32).reshape(4, 2)
+    return found
+
+
+def calibrate_from_markers(image: npt.NDArray[np.uint8], table_mm: tuple[float, float]) -> Calibration:
+    """One calibration from one image; raises :class:`CalibrationError` naming the missing ids."""
+    found = find_markers(image)
+    missing = [i for i in MARKER_IDS if i not in found]
+    if missing:
+        raise CalibrationError(
+            f"ArUco markers missing: ids {missing} (found {sorted(found)}); print them with "
+            "'python -m companion markers' or calibrate from 4 clicked corners"
+        )
+    centres = np.stack([found[i].mean(axis=0) for i in MARKER_IDS])
+    h, w = image.shape[:2]
+    return Calibration.from_corners(centres, table_mm, (w, h), source="markers")
+
+
+class Calibrator:
+    """Finds the homography in every frame and keeps the last good one.
+
+    ``update(frame)`` returns ``(calibration or None, state)`` with state ``"fresh"`` (markers seen
+    in this frame), ``"stale"`` (not seen: the last good calibration, ``stale_frames`` frames old)
+    or ``"missing"`` (never calibrated).  A fixed calibration (clicked corners) is always fresh.
+    """
+
+    def __init__(self, table_mm: tuple[float, float], fixed: Calibration | None = None) -> None:
+        self.table_mm = table_mm
+        self.fixed = fixed
+        self.last: Calibration | None = fixed
+        self.stale_frames = 0
+        self._detector = _detector()
+
+    @classmethod
+    def for_layout(cls, layout: Layout, fixed: Calibration | None = None) -> Calibrator:
+        return cls(layout.table_mm, fixed)
+
+    def update(self, frame: npt.NDArray[np.uint8]) -> tuple[Calibration | None, str]:
+        if self.fixed is not None:
+            return self.fixed, "fresh"
+        found = find_markers(frame, self._detector)
+        if all(i in found for i in MARKER_IDS):
+            centres = np.stack([found[i].mean(axis=0) for i in MARKER_IDS])
+            try:
+                cal = Calibration.from_corners(centres, self.table_mm, (frame.shape[1], frame.shape[0]), "markers")
+            except CalibrationError:
+                cal = None
+            if cal is not None:
+                self.last, self.stale_frames = cal, 0
+                return cal, "fresh"
+        if self.last is None:
+            return None, "missing"
+        self.stale_frames += 1
+        return self.last, "stale"
+
+
+def rectify(
+    image: npt.NDArray[np.uint8], calibration: Calibration, px_per_mm: float = 1.0, margin_mm: float = 0.0
+) -> npt.NDArray[np.uint8]:
+    """The top-down table image: pixel (u, v) shows table point ((u / s) - margin, (v / s) - margin)."""
+    w, h = calibration.table_mm
+    s = float(px_per_mm)
+    shift = np.array([[s, 0, s * margin_mm], [0, s, s * margin_mm], [0, 0, 1]], np.float64)
+    size = (int(round((w + 2 * margin_mm) * s)), int(round((h + 2 * margin_mm) * s)))
+    return cv2.warpPerspective(image, shift @ calibration.image_to_table, size, flags=cv2.INTER_LINEAR)
+
+
+def marker_image(marker_id: int, side_px: int, border_bits: int = 1) -> npt.NDArray[np.uint8]:
+    """One marker as a grayscale image with a white quiet zone of one module around it."""
+    if marker_id not in range(50):
+        raise ValueError(f"marker id out of range 0..49: {marker_id!r}")
+    dictionary = cv2.aruco.getPredefinedDictionary(MARKER_DICT)
+    img = cv2.aruco.generateImageMarker(dictionary, marker_id, side_px, borderBits=border_bits)
+    return np.asarray(img, np.uint8)
+
+
+def marker_bits(marker_id: int) -> npt.NDArray[np.uint8]:
+    """The 6x6 black(0)/white(1) module grid of a marker including its black border."""
+    img = marker_image(marker_id, 6 * 10)
+    return (img[5::10, 5::10] > 127).astype(np.uint8)

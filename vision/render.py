@@ -1,0 +1,472 @@
+"""A synthetic Siamese table with known truth, for tests, benchmarks and the bundled demo.
+
+``render_table(layout, scene, seed=...)`` draws the four ArUco markers, the racks' exposures and
+face-down tiles and the discards on a felt table top-down, then warps it into the view of a phone
+propped at one table edge (30-70 degrees from vertical) and adds light, blur and noise.  The
+result carries the image, every tile's true code, zone, exposure and image quad, and the true
+homography.  Everything is a pure function of ``(layout, scene, seed, options)``.
+
+``random_scene(layout, seed)`` makes a plausible scene; callers wanting a given rule situation
+build a :class:`Scene` themselves.  Faces come from ``faces=`` (e.g. ``vision.artwork.tile_faces()``
+or :func:`real_crops`), else from :func:`drawn_faces` (fast, for tests).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import AMERICAN, BACK, JOKER, NATURAL_CODES, TileSet
+from vision.calibrate import MARKER_IDS, marker_image, table_corners
+from vision.layout import Layout, Zone
+from vision.types import Detections
+
+Image = npt.NDArray[np.uint8]
+TILE_W_MM, TILE_H_MM = 24.0, 32.0
+Faces = dict[str, list[Image]]
+
+
+@dataclass(frozen=True)
+class RackScene:
+    """What lies on one rack: exposures in order, then ``face_down`` backs in a second row."""
+
+    exposures: tuple[tuple[str, ...], ...] = ()
+    face_down: int = 0
+    touching: bool = False  # exposures laid with no gap between them
+
+
+@dataclass(frozen=True)
+class Scene:
+    racks: dict[str, RackScene] = field(default_factory=dict)
+    discards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TileTruth:
+    code: str
+    zone: str | None
+    group: int  # exposure index on its rack; -1 for backs and discards
+    quad_px: tuple[tuple[float, float], ...]  # clockwise from the face's top-left
+    centre_mm: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class View:
+    """Where the phone is: the table edge it stands at, its tilt from vertical and image size."""
+
+    side: str = "bottom"  # bottom | right | top | left
+    tilt_deg: float = 50.0
+    size: tuple[int, int] = (1280, 720)
+    back_mm: float = 250.0  # camera distance beyond the edge, measured on the table plane
+    roll_deg: float = 0.0
+    aim_mm: tuple[float, float] = (0.0, 0.0)  # aim offset from the table centre
+
+
+@dataclass(frozen=True)
+class RenderedTable:
+    image: Image
+    tiles: tuple[TileTruth, ...]
+    scene: Scene
+    layout: Layout
+    table_to_image: npt.NDArray[np.float64]
+    view: View
+    hidden_markers: tuple[int, ...] = ()
+
+    def detections(self, confidence: float = 0.99) -> Detections:
+        """The truth as a :class:`Detections` (an oracle recogniser's output)."""
+        if not self.tiles:
+            return Detections.empty()
+        quads = np.asarray([t.quad_px for t in self.tiles], np.float32)
+        conf = np.full(len(self.tiles), confidence, np.float32)
+        return Detections.from_quads(quads, [t.code for t in self.tiles], conf)
+
+    def exposures(self) -> dict[str, list[list[str]]]:
+        return {name: [list(e) for e in rack.exposures] for name, rack in self.scene.racks.items()}
+
+
+# ----------------------------------------------------------------------------- faces
+
+
+def _drawn_face(code: str) -> Image:
+    img = np.full((96, 72, 3), (222, 236, 242), np.uint8)
+    if code == BACK:
+        img[:] = (60, 120, 40)
+        cv2.rectangle(img, (8, 8), (63, 87), (90, 160, 70), 2)
+        return img
+    colour = {"B": (40, 120, 20), "C": (30, 30, 190), "D": (160, 60, 20)}.get(code[-1], (30, 30, 30))
+    if code in ("RD", "GD", "WD", "J", "F"):
+        colour = {"RD": (30, 30, 200), "GD": (40, 140, 30), "WD": (160, 60, 20), "J": (140, 20, 140)}.get(code, (20, 90, 160))
+    cv2.rectangle(img, (2, 2), (69, 93), (180, 190, 195), 2)
+    label = "JKR" if code == JOKER else code
+    scale = 1.2 if len(label) <= 2 else 0.85
+    (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_DUPLEX, scale, 2)
+    cv2.putText(img, label, ((72 - tw) // 2, (96 + th) // 2), cv2.FONT_HERSHEY_DUPLEX, scale, colour, 2, cv2.LINE_AA)
+    cv2.putText(img, label[:2], (5, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1, cv2.LINE_AA)
+    return img
+
+
+@lru_cache(maxsize=1)
+def _drawn_cache() -> dict[str, tuple[Image, ...]]:
+    codes = (*NATURAL_CODES, "F", "FL1", "FL2", "FL3", "FL4", "SE1", "SE2", "SE3", "SE4", JOKER, BACK)
+    return {c: (_drawn_face(c),) for c in codes}
+
+
+def drawn_faces() -> Faces:
+    """Plain faces with the code printed on them: fast and dependency-free."""
+    return {c: list(v) for c, v in _drawn_cache().items()}
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("COMPANION_SHARED")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+_PHOTO_CLASSES = (
+    "SE1 1C 1D 1B E SE2 2C 2D 2B S SE3 3C 3D 3B W SE4 4C 4D 4B N FL1 5C 5D 5B WD FL2 6C 6D 6B GD "
+    "FL3 7C 7D 7B RD FL4 8C 8D 8B 9C 9D 9B"
+).split()
+
+
+def real_crops(per_code: int = 3, split: str = "valid") -> Faces:
+    """Crops of real photographed tiles from ``tiles-photos-v4`` (CC BY 4.0), resized to 96 x 72."""
+    root = shared_data_dir() / "tiles-photos-v4" / split
+    out: Faces = {}
+    for label in sorted((root / "labels").glob("*.txt")):
+        img = cv2.imread(str(root / "images" / (label.stem + ".jpg")))
+        if img is None:
+            continue
+        h, w = img.shape[:2]
+        for row in label.read_text().split("\n"):
+            vals = row.split()
+            if len(vals) != 5 or int(vals[0]) >= len(_PHOTO_CLASSES):
+                continue
+            code = _PHOTO_CLASSES[int(vals[0])]
+            if len(out.setdefault(code, [])) >= per_code:
+                continue
+            xc, yc, bw, bh = (float(v) for v in vals[1:])
+            x1, y1 = int((xc - bw / 2) * w), int((yc - bh / 2) * h)
+            crop = img[max(0, y1) : int((yc + bh / 2) * h), max(0, x1) : int((xc + bw / 2) * w)]
+            if crop.size and min(crop.shape[:2]) >= 12:
+                if crop.shape[1] > crop.shape[0]:
+                    crop = cv2.rotate(crop, cv2.ROTATE_90_CLOCKWISE)
+                out[code].append(cv2.resize(crop, (72, 96), interpolation=cv2.INTER_AREA))
+        if len(out) == len(_PHOTO_CLASSES) and all(len(v) >= per_code for v in out.values()):
+            break
+    return {c: v for c, v in out.items() if v}
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def owner_up(zone: Zone, table_mm: tuple[float, float]) -> npt.NDArray[np.float64]:
+    """The direction a tile face's top points on a rack: from the owner's table edge inwards."""
+    cx, cy = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+    w, h = table_mm
+    dists = {(0.0, -1.0): h - cy, (0.0, 1.0): cy, (-1.0, 0.0): w - cx, (1.0, 0.0): cx}
+    return np.asarray(min(dists, key=lambda k: dists[k]), np.float64)
+
+
+def tile_quad_mm(centre: npt.ArrayLike, up: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The four corners of a tile, clockwise from its face's top-left (y-down table frame)."""
+    c, u = np.asarray(centre, np.float64), np.asarray(up, np.float64)
+    r = np.array([-u[1], u[0]])
+    hw, hh = TILE_W_MM / 2, TILE_H_MM / 2
+    return np.stack([c + u * hh - r * hw, c + u * hh + r * hw, c - u * hh + r * hw, c - u * hh - r * hw])
+
+
+def camera_homography(layout: Layout, view: View) -> npt.NDArray[np.float64]:
+    """Table millimetres -> image pixels for a pinhole camera at ``view``, fitted to show the table."""
+    w, h = layout.table_mm
+    centre = np.array([w / 2, h / 2])
+    normal = {"bottom": (0, 1), "top": (0, -1), "right": (1, 0), "left": (-1, 0)}[view.side]
+    n = np.asarray(normal, np.float64)
+    half = h / 2 if n[1] else w / 2
+    ground = centre + n * (half + view.back_mm)
+    target = centre + np.asarray(view.aim_mm)
+    height = float(np.linalg.norm(ground - target)) / np.tan(np.deg2rad(view.tilt_deg))
+    cam = np.array([ground[0], ground[1], -height])
+    z = np.array([target[0], target[1], 0.0]) - cam
+    z /= np.linalg.norm(z)
+    x = np.cross(z, [0.0, 0.0, -1.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    a = np.deg2rad(view.roll_deg)
+    x, y = np.cos(a) * x + np.sin(a) * y, -np.sin(a) * x + np.cos(a) * y
+    rot = np.stack([x, y, z])
+    t = -rot @ cam
+    ext = np.column_stack([rot[:, 0], rot[:, 1], t])
+    m = layout.marker_mm
+    pts = np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]], np.float64)
+    proj = (ext @ np.column_stack([pts, np.ones(4)]).T).T
+    xn, yn = proj[:, 0] / proj[:, 2], proj[:, 1] / proj[:, 2]
+    iw, ih = view.size
+    f = min(iw * 0.94 / np.ptp(xn), ih * 0.94 / np.ptp(yn))
+    px, py = iw / 2 - f * (xn.max() + xn.min()) / 2, ih / 2 - f * (yn.max() + yn.min()) / 2
+    k = np.array([[f, 0, px], [0, f, py], [0, 0, 1]])
+    out = k @ ext
+    return np.asarray(out / out[2, 2], np.float64)
+
+
+# ----------------------------------------------------------------------------- placement
+
+
+def _rack_frame(zone: Zone, table_mm: tuple[float, float]) -> tuple[npt.NDArray[np.float64], ...]:
+    """Centre, reading direction, up direction, length and depth of a rack zone."""
+    (cx, cy), (a, b), _ = cv2.minAreaRect(zone.polygon)
+    up = owner_up(zone, table_mm)
+    right = np.array([-up[1], up[0]])
+    length, depth = (a, b) if abs(right[0]) > abs(right[1]) else (b, a)
+    if abs(right[0]) < 1e-6 or abs(right[1]) < 1e-6:
+        bbox = zone.polygon.max(axis=0) - zone.polygon.min(axis=0)
+        length, depth = (bbox[0], bbox[1]) if abs(right[0]) > 0.5 else (bbox[1], bbox[0])
+    return np.array([cx, cy]), right, up, np.array([length, depth])
+
+
+def _place_rack(
+    zone: Zone, rack: RackScene, table_mm: tuple[float, float], rng: np.random.Generator
+) -> list[tuple[str, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """(code, group, centre_mm, up) for every tile of one rack."""
+    centre, right, up, (length, depth) = _rack_frame(zone, table_mm)
+    row_off = max(0.0, depth / 2 - TILE_H_MM / 2 - 2.0)
+    placed = []
+    for row, items in enumerate(_rack_rows(rack, rng)):
+        span = sum(TILE_W_MM + gap for _, _, gap in items)
+        if span > length - 8:
+            raise ValueError(f"rack {zone.name!r}: {len(items)} tiles do not fit in {length:.0f} mm")
+        pos = -length / 2 + 4 + rng.uniform(0, max(0.0, length - 8 - span) * 0.5)
+        base = centre - up * row_off if row == 0 else centre + up * row_off
+        for code, group, gap in items:
+            pos += gap
+            c = base + right * (pos + TILE_W_MM / 2) + rng.normal(0, 0.5, 2) * up
+            ang = np.deg2rad(rng.normal(0, 1.2))
+            u = np.array([np.cos(ang) * up[0] - np.sin(ang) * up[1], np.sin(ang) * up[0] + np.cos(ang) * up[1]])
+            placed.append((code, group, c, u))
+            pos += TILE_W_MM
+    return placed
+
+
+def _rack_rows(rack: RackScene, rng: np.random.Generator) -> list[list[tuple[str, int, float]]]:
+    front: list[tuple[str, int, float]] = []
+    for g, exposure in enumerate(rack.exposures):
+        for k, code in enumerate(exposure):
+            if k == 0 and g > 0:
+                gap = rng.uniform(0.3, 1.2) if rack.touching else rng.uniform(10.0, 20.0)
+            else:
+                gap = rng.uniform(0.3, 1.5)
+            front.append((code, g, gap if (g or k) else 0.0))
+    back = [(BACK, -1, 0.0 if i == 0 else rng.uniform(0.3, 1.0)) for i in range(rack.face_down)]
+    return [front, back]
+
+
+def _place_discards(
+    zone: Zone, codes: tuple[str, ...], rng: np.random.Generator
+) -> list[tuple[str, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    poly = np.asarray(zone.polygon_mm, np.float64)
+    lo, hi = poly.min(axis=0) + 22, poly.max(axis=0) - 22
+    centres: list[npt.NDArray[np.float64]] = []
+    placed = []
+    for code in codes:
+        for _ in range(400):
+            c = rng.uniform(lo, hi)
+            if cv2.pointPolygonTest(poly.astype(np.float32), (float(c[0]), float(c[1])), True) < 20:
+                continue
+            if all(np.linalg.norm(c - o) > 42 for o in centres):
+                break
+        else:
+            raise ValueError(f"discards: no room for {len(codes)} tiles in zone {zone.name!r}")
+        centres.append(c)
+        a = rng.uniform(0, 2 * np.pi)
+        placed.append((code, -1, c, np.array([np.cos(a), np.sin(a)])))
+    return placed
+
+
+# ----------------------------------------------------------------------------- drawing
+
+
+def _paste(canvas: Image, img: Image, quad: npt.NDArray[np.float64]) -> None:
+    """Affine-warp ``img`` onto the canvas quad (TL, TR, BR, BL), within its bounding box only."""
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int) - 1
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 1
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, canvas.shape[1]), min(y1, canvas.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return
+    h, w = img.shape[:2]
+    src = np.float32([[0, 0], [w, 0], [w, h]])
+    m = cv2.getAffineTransform(src, (quad[:3] - [x0, y0]).astype(np.float32))
+    size = (x1 - x0, y1 - y0)
+    warped = cv2.warpAffine(img, m, size, flags=cv2.INTER_LINEAR)
+    mask = cv2.warpAffine(np.full((h, w), 255, np.uint8), m, size, flags=cv2.INTER_LINEAR)
+    roi = canvas[y0:y1, x0:x1]
+    alpha = (mask.astype(np.float32) / 255.0)[..., None]
+    roi[:] = (warped * alpha + roi * (1 - alpha)).astype(np.uint8)
+
+
+def _felt(size: tuple[int, int], rng: np.random.Generator) -> Image:
+    h, w = size
+    base = np.array([rng.uniform(30, 70), rng.uniform(80, 130), rng.uniform(30, 70)], np.float32)
+    if rng.random() < 0.3:
+        base = np.array([rng.uniform(90, 140)] * 3, np.float32) * np.array([0.8, 0.9, 1.0], np.float32)
+    small = rng.normal(0, 6, (max(2, h // 64), max(2, w // 64), 1)).astype(np.float32)
+    shade = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)[..., None]
+    return np.clip(base + shade, 0, 255).astype(np.uint8)
+
+
+def _draw_tile(canvas: Image, face: Image, quad: npt.NDArray[np.float64], s: float, body: tuple[int, ...]) -> None:
+    shadow = (quad + 1.6 * s).astype(np.int32)
+    cv2.fillConvexPoly(canvas, shadow, (20, 30, 20), cv2.LINE_AA)
+    cv2.fillConvexPoly(canvas, quad.astype(np.int32), body, cv2.LINE_AA)
+    centre = quad.mean(axis=0)
+    _paste(canvas, face, centre + (quad - centre) * 0.9)
+
+
+def _draw_markers(canvas: Image, layout: Layout, s: float, margin: float) -> None:
+    side = layout.marker_mm * s
+    module = side / 6
+    for mid, (x, y) in zip(MARKER_IDS, table_corners(layout.table_mm), strict=True):
+        img = cv2.cvtColor(marker_image(mid, max(12, int(round(side)))), cv2.COLOR_GRAY2BGR)
+        cx, cy = (x + margin) * s, (y + margin) * s
+        quiet = side / 2 + module
+        cv2.rectangle(canvas, (int(cx - quiet), int(cy - quiet)), (int(cx + quiet), int(cy + quiet)), (245, 245, 245), -1)
+        half = side / 2
+        quad = np.array([[cx - half, cy - half], [cx + half, cy - half], [cx + half, cy + half], [cx - half, cy + half]])
+        _paste(canvas, img, quad)
+
+
+def _finish(image: Image, rng: np.random.Generator) -> Image:
+    img = image.astype(np.float32)
+    h, w = img.shape[:2]
+    gain = rng.uniform(0.8, 1.15)
+    ramp = np.linspace(rng.uniform(-18, 0), rng.uniform(0, 18), w, dtype=np.float32)[None, :, None]
+    img = img * gain + rng.uniform(-12, 12) + ramp
+    sigma = rng.uniform(0.0, 0.8)
+    if sigma > 0.2:
+        img = cv2.GaussianBlur(img, (0, 0), sigma)
+    img += rng.normal(0, rng.uniform(1.5, 4.0), img.shape).astype(np.float32)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _hide(image: Image, hmat: npt.NDArray[np.float64], layout: Layout, ids: tuple[int, ...], rng: np.random.Generator) -> None:
+    """Cover markers with a hand-coloured blob."""
+    corners = table_corners(layout.table_mm)
+    for mid in ids:
+        p = cv2.perspectiveTransform(corners[mid].reshape(1, 1, 2).astype(np.float64), hmat).reshape(2)
+        edge = cv2.perspectiveTransform(
+            (corners[mid] + [layout.marker_mm, 0]).reshape(1, 1, 2).astype(np.float64), hmat
+        ).reshape(2)
+        r = max(8, int(np.linalg.norm(edge - p) * 1.3))
+        colour = (int(rng.uniform(120, 170)), int(rng.uniform(150, 190)), int(rng.uniform(200, 235)))
+        cv2.ellipse(image, (int(p[0]), int(p[1])), (r, int(r * 1.4)), rng.uniform(0, 180), 0, 360, colour, -1)
+
+
+def render_table(
+    layout: Layout,
+    scene: Scene,
+    seed: int = 0,
+    view: View | None = None,
+    faces: Faces | None = None,
+    hide_markers: tuple[int, ...] = (),
+) -> RenderedTable:
+    """Draw ``scene`` on ``layout`` as a phone at ``view`` sees it; deterministic in ``seed``."""
+    rng = np.random.default_rng(seed)
+    view = view or random_view(seed)
+    faces = faces or drawn_faces()
+    w, h = layout.table_mm
+    margin = layout.marker_mm + 40.0
+    s = 2.0 * view.size[0] / 1280
+    canvas = _felt((int((h + 2 * margin) * s), int((w + 2 * margin) * s)), rng)
+    _draw_markers(canvas, layout, s, margin)
+    placed = []
+    for zone in layout.zones:
+        if zone.kind == "rack" and zone.name in scene.racks:
+            placed += [(zone.name, *p) for p in _place_rack(zone, scene.racks[zone.name], layout.table_mm, rng)]
+        elif zone.kind == "discards" and scene.discards:
+            placed += [(zone.name, *p) for p in _place_discards(zone, scene.discards, rng)]
+    unknown = set(scene.racks) - {z.name for z in layout.racks}
+    if unknown:
+        raise ValueError(f"scene names racks not in layout {layout.name!r}: {sorted(unknown)}")
+    body = tuple(int(v) for v in rng.uniform([190, 215, 225], [215, 235, 245]))
+    hmat = camera_homography(layout, view)
+    truths = []
+    for zone_name, code, group, c, u in placed:
+        quad = tile_quad_mm(c, u)
+        options = faces.get(code) or _drawn_cache().get(code) or (_drawn_face(code),)
+        face = options[int(rng.integers(len(options)))]
+        _draw_tile(canvas, np.ascontiguousarray(face), (quad + margin) * s, s, body)
+        qpx = cv2.perspectiveTransform(quad.reshape(-1, 1, 2), hmat).reshape(4, 2)
+        truths.append(TileTruth(code, zone_name, group, tuple(map(tuple, qpx.tolist())), (float(c[0]), float(c[1]))))
+    shift = np.array([[1 / s, 0, -margin], [0, 1 / s, -margin], [0, 0, 1]])
+    floor = tuple(float(v) for v in rng.uniform(40, 110, 3))
+    image = cv2.warpPerspective(canvas, hmat @ shift, view.size, flags=cv2.INTER_LINEAR, borderValue=floor)
+    _hide(image, hmat, layout, hide_markers, rng)
+    image = _finish(image, rng)
+    return RenderedTable(image, tuple(truths), scene, layout, hmat, view, tuple(hide_markers))
+
+
+def random_view(seed: int, size: tuple[int, int] = (1280, 720), side: str | None = None) -> View:
+    rng = np.random.default_rng(seed + 7919)
+    return View(
+        side=side or str(rng.choice(["bottom", "bottom", "right", "left", "top"])),
+        tilt_deg=float(rng.uniform(30, 70)),
+        size=size,
+        back_mm=float(rng.uniform(150, 400)),
+        roll_deg=float(rng.normal(0, 3)),
+        aim_mm=(float(rng.normal(0, 40)), float(rng.normal(0, 40))),
+    )
+
+
+# ----------------------------------------------------------------------------- random scenes
+
+
+def _random_group(rng: np.random.Generator, left: dict[str, int], size: int, jokers: bool) -> tuple[str, ...]:
+    spare = min(left.get(JOKER, 0), size - 1) if jokers and size >= 3 else 0
+    kinds = [c for c in (*NATURAL_CODES, "F") if left.get(c, 0) >= max(1, size - spare)]
+    if not kinds:
+        if size > 3:
+            return _random_group(rng, left, 3, jokers)
+        raise ValueError(f"no tiles left for a group of {size}")
+    kind = str(rng.choice(kinds))
+    n_j = min(max(size - left[kind], int(rng.random() < 0.35)), spare)
+    naturals = size - n_j
+    left[kind] -= naturals
+    left[JOKER] = left.get(JOKER, 0) - n_j
+    tiles = [kind] * naturals
+    for _ in range(n_j):
+        tiles.insert(int(rng.integers(1, len(tiles) + 1)), JOKER)
+    return tuple(tiles)
+
+
+def random_scene(layout: Layout, seed: int, tileset: TileSet = AMERICAN, discards: int | None = None) -> Scene:
+    """A plausible mid-game table: exposures of pungs/kongs, sometimes a Mah Jongg display."""
+    rng = np.random.default_rng(seed)
+    left = dict(tileset.counts)
+    jokers = left.get(JOKER, 0) > 0
+    racks: dict[str, RackScene] = {}
+    for player in layout.players:
+        zones = [z for z in layout.racks if z.player == player]
+        total = 27 + int(rng.integers(0, 2))
+        for i, zone in enumerate(zones):
+            if rng.random() < 0.15 and i == 0:
+                sizes = [[2, 4, 4, 4], [3, 3, 4, 4], [2, 3, 4, 5]][int(rng.integers(3))]
+                groups = tuple(_random_group(rng, left, s, jokers and s >= 3) for s in sizes)
+            else:
+                groups = tuple(
+                    _random_group(rng, left, int(rng.choice([3, 3, 4, 4, 5])), jokers)
+                    for _ in range(int(rng.integers(0, 4)))
+                )
+            racks[zone.name] = RackScene(groups, 0, touching=bool(rng.random() < 0.15))
+        shown = sum(len(t) for z in zones for t in racks[z.name].exposures)
+        hidden = max(0, total - shown)
+        for k, zone in enumerate(zones):
+            share = hidden // len(zones) + (1 if k < hidden % len(zones) else 0)
+            racks[zone.name] = RackScene(racks[zone.name].exposures, share, racks[zone.name].touching)
+    n_disc = int(rng.integers(4, 24)) if discards is None else discards
+    pool = [c for c, n in left.items() if c not in (BACK,) for _ in range(n)]
+    picks = tuple(str(pool[i]) for i in rng.choice(len(pool), size=min(n_disc, len(pool)), replace=False))
+    return Scene(racks, picks)
