@@ -255,8 +255,8 @@ class Source:
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         if self.synth is not None and rng.random() < self.synth_frac:
-            img, quads = self.synth.scene(SIZE, SIZE, rng)
-            img = colour_jitter(img, rng)
+            sc = self.synth.scene(SIZE, SIZE, rng)
+            img, quads = colour_jitter(sc.image, rng), sc.quads
             loose = False
         else:
             i = int(rng.integers(len(self.photos)))

@@ -1,0 +1,58 @@
+"""``detect``: recognise every tile in image files and print one JSON line per image."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+NAME = "detect"
+HELP = "find and read every tile in image files: one JSON line per image"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG, ...)")
+    p.add_argument(
+        "--jsonl", action="store_true", help="JSON lines (the default output; kept for scripts)"
+    )
+    p.add_argument(
+        "--tileset", metavar="NAME", help="an enrolled tile set (python -m companion enroll)"
+    )
+    p.add_argument("--models", metavar="DIR", help="folder with localizer.onnx and classifier.onnx")
+    p.add_argument(
+        "--min-confidence", type=float, default=0.0, help="drop tiles read below this confidence"
+    )
+    p.add_argument(
+        "--input-size", type=int, metavar="PX", help="localiser input long side (default: auto)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.cli import CommandError
+    from vision.io import ImageLoadError, load_image
+    from vision.pipeline import REPO, TileRecognizer
+    from vision.runtime import ModelFileError
+
+    try:
+        rec = TileRecognizer(
+            models_dir=Path(args.models) if args.models else REPO / "models",
+            tileset=args.tileset,
+            input_long_side=args.input_size,
+        )
+    except ModelFileError as exc:
+        raise CommandError(str(exc), 3) from exc
+    failures = 0
+    for path in args.images:
+        try:
+            image = load_image(path)
+        except ImageLoadError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            print(json.dumps({"image": path, "error": exc.reason}), flush=True)
+            failures += 1
+            continue
+        d = rec.detect(image, name=path)
+        if args.min_confidence > 0:
+            d = d[d.confidence >= args.min_confidence]
+        print(json.dumps({"image": path, "tiles": d.to_json(), "ms": d.meta["ms"]}), flush=True)
+    return 2 if failures else 0

@@ -1,0 +1,288 @@
+"""Vision benchmark: accuracy and speed of tile recognition, ours beside the peer, in one run.
+
+    python scripts/bench_vision.py                       # everything (several minutes on 2 cores)
+    python scripts/bench_vision.py --limit 40 --no-peer  # a quick look
+
+Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
+- tile-level precision / recall / F1 at IoU >= 0.5 with the correct code (and class-agnostic),
+- a per-class table (truth count, recall, precision, F1, most common confusion), the worst five,
+- median end-to-end ms per 640x640 photo (decode excluded),
+and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
+on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
+classifier never saw) per-tile accuracy.  The peer is the riichi detector of the PyPI package
+``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
+(``--peer-python``) through a subprocess that times its own per-image inference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scripts.photos import PhotoSample, load_split  # noqa: E402
+from vision.detect import quad_iou_boxes  # noqa: E402
+
+PEER_CODES = {
+    **{f"{n}m": f"{n}C" for n in range(1, 10)},
+    **{f"{n}p": f"{n}D" for n in range(1, 10)},
+    **{f"{n}s": f"{n}B" for n in range(1, 10)},
+    "chun": "RD", "haku": "WD", "hatsu": "GD", "tou": "E", "nan": "S", "sha": "W", "pe": "N",
+}  # fmt: skip
+"""mahjong-detector's riichi class names -> our codes (it has no flowers or seasons)."""
+
+PEER_RUNNER = r"""
+import json, sys, time
+from PIL import Image
+from mahjong_detector.preprocess import preprocess_image
+from mahjong_detector.predict import CLASS_NAMES, predict
+for line in sys.stdin:
+    path = line.strip()
+    img = Image.open(path); img.load()
+    t0 = time.perf_counter()
+    x, pad = preprocess_image(img)
+    dets = predict(x, pad)
+    ms = (time.perf_counter() - t0) * 1000
+    print(json.dumps({"image": path, "ms": ms, "tiles": [
+        {"code": CLASS_NAMES[d.class_id], "box": [d.x1, d.y1, d.x2, d.y2], "confidence": d.confidence}
+        for d in dets]}), flush=True)
+"""
+
+
+@dataclass
+class Tally:
+    """Matches of predictions to truth, per class and overall."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    loc_tp: int = 0
+    loc_fp: int = 0
+    loc_fn: int = 0
+    per_truth: Counter[str] = field(default_factory=Counter)
+    per_pred: Counter[str] = field(default_factory=Counter)
+    per_tp: Counter[str] = field(default_factory=Counter)
+    confusion: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(
+        self,
+        boxes: np.ndarray,
+        codes: list[str],
+        conf: np.ndarray,
+        truth: np.ndarray,
+        tcodes: list[str],
+    ) -> None:
+        """Greedy matching by confidence: a TP needs IoU >= 0.5 and the right code."""
+        self.per_truth.update(tcodes)
+        self.per_pred.update(codes)
+        iou = quad_iou_boxes(
+            boxes.astype(np.float32).reshape(-1, 4), truth.astype(np.float32).reshape(-1, 4)
+        )
+        used_loc = np.zeros(len(tcodes), bool)
+        used = np.zeros(len(tcodes), bool)
+        for i in np.argsort(-np.asarray(conf)):
+            if len(tcodes) == 0:
+                break
+            cand = np.where(used_loc, -1.0, iou[i])
+            j = int(np.argmax(cand))
+            if cand[j] >= 0.5:
+                used_loc[j] = True
+                self.confusion[(tcodes[j], codes[i])] += 1
+            same = np.array([c == codes[i] for c in tcodes]) & ~used
+            cand2 = np.where(same, iou[i], -1.0)
+            k = int(np.argmax(cand2))
+            if cand2[k] >= 0.5:
+                used[k] = True
+                self.tp += 1
+                self.per_tp[codes[i]] += 1
+        n_used, n_loc = int(used.sum()), int(used_loc.sum())
+        self.fp += len(codes) - n_used
+        self.fn += len(tcodes) - n_used
+        self.loc_tp += n_loc
+        self.loc_fp += len(codes) - n_loc
+        self.loc_fn += len(tcodes) - n_loc
+
+    @staticmethod
+    def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+        p = tp / max(tp + fp, 1)
+        r = tp / max(tp + fn, 1)
+        return p, r, 2 * p * r / max(p + r, 1e-9)
+
+    def class_rows(self) -> list[tuple[str, int, float, float, float, str]]:
+        rows = []
+        for code in sorted(self.per_truth):
+            tp, n, npred = self.per_tp[code], self.per_truth[code], self.per_pred[code]
+            p, r, f = self.prf(tp, npred - tp, n - tp)
+            wrong = Counter(
+                {pc: k for (tc, pc), k in self.confusion.items() if tc == code and pc != code}
+            )
+            top = ", ".join(f"{pc} x{k}" for pc, k in wrong.most_common(2)) or "-"
+            rows.append((code, n, r, p, f, top))
+        return rows
+
+
+def run_ours(photos: list[PhotoSample], models: Path) -> tuple[Tally, list[float]]:
+    from vision.pipeline import TileRecognizer
+
+    rec = TileRecognizer(models)
+    tally, times = Tally(), []
+    for s in photos:
+        img = cv2.imread(str(s.image_path))
+        t0 = time.perf_counter()
+        d = rec.detect(img)
+        times.append((time.perf_counter() - t0) * 1000)
+        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+    return tally, times
+
+
+def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list[float], str]:
+    if not Path(python).is_file():
+        return (
+            None,
+            [],
+            f"no interpreter at {python} (see docs/recognition.md to set up /tmp/peer-venv)",
+        )
+    paths = "\n".join(str(s.image_path) for s in photos) + "\n"
+    try:
+        proc = subprocess.run(
+            [python, "-c", PEER_RUNNER], input=paths, capture_output=True, text=True, timeout=1800
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, [], str(exc)
+    if proc.returncode != 0:
+        return (
+            None,
+            [],
+            proc.stderr.strip().splitlines()[-1]
+            if proc.stderr.strip()
+            else f"exit {proc.returncode}",
+        )
+    tally, times = Tally(), []
+    for s, line in zip(photos, proc.stdout.splitlines(), strict=True):
+        out = json.loads(line)
+        times.append(out["ms"])
+        boxes = np.array([t["box"] for t in out["tiles"]], np.float32).reshape(-1, 4)
+        codes = [PEER_CODES.get(t["code"], t["code"]) for t in out["tiles"]]
+        tally.add(
+            boxes, codes, np.array([t["confidence"] for t in out["tiles"]]), s.boxes, list(s.codes)
+        )
+    return tally, times, ""
+
+
+def synth_eval(
+    models: Path, size: tuple[int, int], n: int, seed: int, american: bool
+) -> tuple[Tally, list[float]]:
+    """Recognise synthetic scenes: a busy 1280x720 table, or American-only faces."""
+    from scripts.synth_scenes import SceneMaker
+    from vision.pipeline import TileRecognizer
+
+    rec = TileRecognizer(models)
+    faces = american_faces(seed) if american else None
+    maker = SceneMaker(seed=seed, faces=faces)
+    rng = np.random.default_rng(seed)
+    tally, times = Tally(), []
+    w, h = size
+    short = (34.0, 50.0) if w >= 1000 else (18.0, 36.0)
+    for _ in range(n):
+        sc = maker.scene(w, h, rng, short=short, layouts=(7, 10) if w >= 1000 else (2, 6))
+        t0 = time.perf_counter()
+        d = rec.detect(sc.image)
+        times.append((time.perf_counter() - t0) * 1000)
+        truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1)
+        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, list(sc.codes))
+    return tally, times
+
+
+def american_faces(seed: int) -> dict[str, list[np.ndarray]]:
+    """Fresh American faces (a seed unlike the classifier's training faces): J, F, soap WD,
+    backs, and index-numbered number and wind tiles over two artwork styles."""
+    from vision import american
+    from vision.artwork import tile_faces
+
+    bases: dict[str, list[np.ndarray]] = {}
+    for style in ("km-traditional", "gnome-smooth"):
+        for code, imgs in tile_faces(style).items():
+            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
+    return american.synth_faces(seed=seed + 777, per_code=4, bases=bases)
+
+
+def print_summary(name: str, tally: Tally, times: list[float]) -> None:
+    p, r, f = tally.prf(tally.tp, tally.fp, tally.fn)
+    lp, lr, lf = tally.prf(tally.loc_tp, tally.loc_fp, tally.loc_fn)
+    med = float(np.median(times)) if times else float("nan")
+    print(
+        f"{name:<22} P {p:.3f}  R {r:.3f}  F1 {f:.3f} | boxes only P {lp:.3f} R {lr:.3f} F1 {lf:.3f} | median {med:.1f} ms"
+    )
+
+
+def print_classes(tally: Tally) -> None:
+    rows = tally.class_rows()
+    print(f"{'code':<5} {'truth':>5} {'recall':>7} {'prec':>7} {'F1':>6}  most common misreads")
+    for code, n, r, p, f, top in rows:
+        print(f"{code:<5} {n:>5} {r:>7.3f} {p:>7.3f} {f:>6.3f}  {top}")
+    worst = sorted(rows, key=lambda row: row[4])[:5]
+    print("worst five classes:", ", ".join(f"{c} (F1 {f:.3f})" for c, _, _, _, f, _ in worst))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--models", type=Path, default=REPO / "models")
+    ap.add_argument("--limit", type=int, help="only the first N valid photos")
+    ap.add_argument("--frames", type=int, default=20, help="synthetic 1280x720 frames")
+    ap.add_argument("--american", type=int, default=40, help="synthetic American scenes")
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
+    args = ap.parse_args()
+
+    photos = load_split("valid", limit=args.limit)
+    n_tiles = sum(len(s.codes) for s in photos)
+    print(
+        f"tiles-photos-v4/valid: {len(photos)} photos, {n_tiles} tiles, IoU >= 0.5 with the correct code"
+    )
+    ours, t_ours = run_ours(photos, args.models)
+    print_summary("ours", ours, t_ours)
+    if args.no_peer:
+        print("peer unavailable: skipped (--no-peer)")
+    else:
+        peer, t_peer, why = run_peer(photos, args.peer_python)
+        if peer is None:
+            print(f"peer unavailable: {why}")
+        else:
+            print_summary("peer mahjong-detector", peer, t_peer)
+            print(
+                f"speed: ours {np.median(t_ours):.1f} ms vs peer {np.median(t_peer):.1f} ms per photo "
+                f"({np.median(t_peer) / np.median(t_ours):.1f}x)"
+            )
+    print("\nper-class (ours):")
+    print_classes(ours)
+    if args.frames:
+        fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, seed=11, american=False)
+        print(
+            f"\nsynthetic 1280x720 frames: {args.frames}, {sum(fr.per_truth.values()) / args.frames:.0f} tiles each"
+        )
+        print_summary("ours 1280x720", fr, t_fr)
+    if args.american:
+        am, t_am = synth_eval(args.models, (640, 480), args.american, seed=21, american=True)
+        acc = am.tp / max(sum(am.per_truth.values()), 1)
+        print(
+            f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
+        )
+        for code, n, r, _, _, top in am.class_rows():
+            print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  {top}")
+
+
+if __name__ == "__main__":
+    main()
