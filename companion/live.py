@@ -23,12 +23,14 @@ import numpy as np
 from companion.live_events import GameEvent
 from companion.live_game import LiveGame
 from companion.live_readers import TableReaderLike, make_reader
+from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.store import Store
 from companion.table import TableObservation
 from vision.capture import FrameSource, PhoneQueue, Resilient, open_source
 from vision.track import Motion, MotionGate, ReadingSmoother
 
 log = logging.getLogger(__name__)
+DEMO_FIRST = "f000.jpg"
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,11 @@ class Live:
         self._source_override = source
         self.gate = MotionGate(still_frames=config.still_frames)
         self.smoother = ReadingSmoother(config.window)
-        self.card_info: dict[str, Any] = {"name": config.card, "hands": None}
+        self.rules = self._load_rules(config.card)
+        self.card_info: dict[str, Any] = {
+            "name": Path(config.card).name if config.card else (DEFAULT_CARD.name if self.rules else None),
+            "hands": len(self.rules.card.hands) if self.rules else None}
+        self.calibration: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,6 +137,16 @@ class Live:
         self.stats: dict[str, Any] = {"fps": 0.0, "frames": 0, "motion": "", "source": config.source,
                                       "source_error": ""}
         self.publish()
+
+    def _load_rules(self, card: str | None) -> RackRules | None:
+        try:
+            rules = RackRules.load(card)
+        except (ValueError, OSError) as exc:
+            self.warnings.append(f"Card not loaded: {exc}")
+            return None
+        if rules is None:
+            self.warnings.append("No card loaded: wrong-rack checks are off (upload one in Settings).")
+        return rules
 
     # loop ---------------------------------------------------------------------------------
     def _frames(self) -> Iterator[Any]:
@@ -159,6 +175,8 @@ class Live:
         for frame in self._frames():
             if self._stop.is_set():
                 break
+            if self.config.source == "demo" and frame.index > 0 and frame.source == DEMO_FIRST:
+                self.new_game()  # the demo recording starts over: so does its game
             try:
                 self.process(frame.image, frame.source)
             except Exception as exc:  # a misread never kills the loop: it becomes a warning
@@ -184,6 +202,8 @@ class Live:
             obs = self.reader.read(image, name)
             if obs is not None:
                 smooth = self.smoother.update_with_observation(obs)
+                if self.rules is not None:
+                    smooth = self.rules.flags(smooth)
                 with self._lock:
                     events = self.game.observe(smooth)
                     self._record(events)
@@ -206,6 +226,9 @@ class Live:
     def view(self) -> dict[str, Any]:
         with self._lock:
             v = self.game.view()
+            rules = self.rules
+        for rack in v["racks"]:
+            rack["viable"] = rules.open_hands(rack["exposures"]) if rules and rack["exposures"] else None
         v.update({
             "session": self.session_id, "game": self.game_id, "warnings": list(self.warnings),
             "status": dict(self.stats), "card": self.card_info,
@@ -258,9 +281,34 @@ class Live:
         self.publish()
         return exported
 
-    def set_card(self, name: str, hands: int | None) -> None:
-        self.card_info = {"name": name, "hands": hands}
+    def set_card(self, name: str, card: Any, text: str) -> None:
+        """Use an uploaded (already parsed) card from now on, and keep a copy under the data folder."""
+        folder = Path(self.config.data_dir) / "cards"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / Path(name).name).write_text(text, encoding="utf-8")
+        with self._lock:
+            self.rules = RackRules(card)
+            self.card_info = {"name": name, "hands": len(card.hands)}
+            self.warnings = [w for w in self.warnings if not w.startswith(("No card", "Card not"))]
+            self.game.reapply()
         self.publish()
+
+    def calibrate(self, points: list[list[float]], table_mm: Any = None) -> dict[str, Any]:
+        """Four clicked table corners -> homography, saved as ``calibration.json`` in the data folder."""
+        import json
+
+        from vision.calibrate import Calibration
+
+        size = tuple(table_mm) if table_mm else (900.0, 900.0)
+        if len(size) != 2:
+            raise ValueError(f"table_mm must be [width, height], got {table_mm!r}")
+        cal = Calibration.from_corners(points, (float(size[0]), float(size[1])))
+        path = Path(self.config.data_dir) / "calibration.json"
+        data = cal.to_json()
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        self.calibration = data
+        self.publish()
+        return {"path": str(path), "calibration": data}
 
 
 def data_dir_default() -> Path:

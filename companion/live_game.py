@@ -82,6 +82,8 @@ class LiveGame:
         self.log: list[GameEvent] = []
         self.scores: dict[str, int] = {}
         self._flag_seq = 0
+        self._claimer: int | None = None
+        self._discarder: int | None = None
 
     # feeding ------------------------------------------------------------------------------
     def observe(self, obs: TableObservation, t: float | None = None) -> list[GameEvent]:
@@ -89,7 +91,7 @@ class LiveGame:
         now = time.time() if t is None else t
         self.raw = obs
         corrected = self.corrections.apply(obs)
-        events = diff(self.last, corrected, now)
+        events = [self._attribute(ev, corrected) for ev in diff(self.last, corrected, now)]
         self.last = corrected
         self._sync_flags(corrected.flags, now)
         for ev in events:
@@ -97,6 +99,29 @@ class LiveGame:
                 self._score_mahjong(ev, corrected)
         self.log = (self.log + events)[-MAX_LOG:]
         return events
+
+    def _attribute(self, ev: GameEvent, obs: TableObservation) -> GameEvent:
+        """Name the discarder when the zone does not: the one player whose rack tiles went down,
+        else the player who just exposed (a claimer discards next), else the other player."""
+        if ev.kind == "exposure" and ev.player is not None:
+            self._claimer = ev.player
+        if ev.kind != "discard" or ev.player is not None:
+            return ev
+        before, after = _per_player(self.last), _per_player(obs)
+        fewer = [p for p in after if after[p] < before.get(p, after[p])]
+        players = sorted(after)
+        if len(fewer) == 1:
+            who: int | None = fewer[0]
+        elif self._claimer is not None:
+            who = self._claimer
+        elif self._discarder is not None and len(players) == 2:
+            who = players[1] if self._discarder == players[0] else players[0]
+        else:
+            who = None
+        self._claimer, self._discarder = None, who
+        if who is None:
+            return ev
+        return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
     def reapply(self) -> list[GameEvent]:
         """Re-run the last raw observation (after a correction changed what the rules see)."""
@@ -194,6 +219,15 @@ class LiveGame:
         g.raw = g.last
         g.log = list(log or [])
         return g
+
+
+def _per_player(obs: TableObservation | None) -> dict[int, int]:
+    """Tiles seen on each player's racks (face up and face down)."""
+    out: dict[int, int] = {}
+    for z in (obs.zones.values() if obs else ()):
+        if z.kind == "rack" and z.player is not None:
+            out[z.player] = out.get(z.player, 0) + len(z.tiles) + z.face_down
+    return out
 
 
 def observation_to_json(obs: TableObservation) -> dict[str, Any]:

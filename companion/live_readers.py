@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from companion.live import LiveConfig
 
 log = logging.getLogger(__name__)
+DEFAULT_LAYOUT = Path(__file__).resolve().parents[1] / "calibration" / "layouts" / "siamese-2.json"
 
 
 class TableReaderLike(Protocol):
@@ -75,7 +76,7 @@ def _model_reader(config: LiveConfig) -> ModelReader:
     table = importlib.import_module("companion.table")
     layout_mod = importlib.import_module("vision.layout")
     pipeline = importlib.import_module("vision.pipeline")
-    layout = layout_mod.load_layout(config.layout) if config.layout else None
+    layout = layout_mod.load_layout(config.layout or DEFAULT_LAYOUT)
     reader = table.TableReader(layout, pipeline.TileRecognizer(), card=_load_card(config.card),
                                variant=config.variant)
     return ModelReader(reader)
@@ -97,22 +98,16 @@ def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
     return NullReader()
 
 
-def check_card(text: str, filename: str) -> tuple[int, list[dict[str, Any]]]:
-    """Parse an uploaded card: (number of hands, issues with line/col/message)."""
-    from companion.rules import card as card_mod  # type: ignore[attr-defined,unused-ignore]
+def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:
+    """Parse an uploaded card: (the card or None, issues with file/line/col/message)."""
+    from companion.rules.card import CardError, parse_card
 
     try:
-        card = card_mod.parse_card(text, filename)
-    except card_mod.CardError as exc:
-        issues = [
-            {"file": getattr(i, "file", filename), "line": getattr(i, "line", None),
-             "col": getattr(i, "col", getattr(i, "column", None)),
-             "message": getattr(i, "message", str(i))}
-            for i in getattr(exc, "issues", [])
-        ] or [{"file": filename, "line": None, "col": None, "message": str(exc)}]
-        return 0, issues
-    hands = getattr(card, "hands", ())
-    return len(hands), []
+        card = parse_card(text, filename)
+    except CardError as exc:
+        issues = [{"file": i.file, "line": i.line, "col": i.col, "message": i.message} for i in exc.issues]
+        return None, issues or [{"file": filename, "line": None, "col": None, "message": str(exc)}]
+    return card, []
 
 
 def settle_session(variant: str, games: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,12 +116,6 @@ def settle_session(variant: str, games: list[dict[str, Any]]) -> dict[str, Any]:
     for g in games:
         for player, score in g["scores"].items():
             totals[player] = totals.get(player, 0) + int(score)
-    try:
-        from companion.rules import settle  # type: ignore[attr-defined,unused-ignore]
-
-        return {"totals": totals, "payouts": settle.settle_totals(variant, totals)}
-    except Exception:  # the settle module is optional; fall back to the Siamese difference rule
-        pass
     ranked = sorted(totals.items(), key=lambda kv: kv[1])
     payouts = []
     if len(ranked) == 2 and ranked[0][1] != ranked[1][1]:

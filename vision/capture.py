@@ -98,27 +98,41 @@ class VideoSource:
 
 
 class FolderSource:
-    """The images of a folder in name order, optionally looped and paced at ``fps``."""
+    """The images of a folder in name order, optionally looped and paced at ``fps``.
+
+    A ``playlist.txt`` in the folder (one file name a line, repeats allowed) sets the order instead:
+    the bundled demo holds each still table state for several frames without storing copies.
+    """
 
     def __init__(self, folder: str | Path, loop: bool = False, fps: float = 0.0) -> None:
         self.folder = Path(folder)
         self.loop = loop
         self.fps = fps
         self.name = str(self.folder)
-        self.files = sorted(p for p in self.folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) \
-            if self.folder.is_dir() else []
+        self.files: list[Path] = []
+        playlist = self.folder / "playlist.txt"
+        if playlist.is_file():
+            self.files = [self.folder / line.strip() for line in playlist.read_text().splitlines()
+                          if line.strip() and not line.startswith("#")]
+        elif self.folder.is_dir():
+            self.files = sorted(p for p in self.folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         if not self.files:
             raise SourceError(f"no images in folder {self.name!r}")
 
     def frames(self) -> Iterator[Frame]:
         index = 0
         next_at = time.monotonic()
+        cache: dict[Path, Image] = {}
         while True:
             for path in self.files:
-                img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+                img = cache.get(path)
                 if img is None:
-                    log.warning("skipping unreadable image %s", path)
-                    continue
+                    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+                    if img is None:
+                        log.warning("skipping unreadable image %s", path)
+                        continue
+                    if len(cache) < 64:
+                        cache[path] = img
                 if self.fps > 0:
                     next_at += 1.0 / self.fps
                     time.sleep(max(0.0, next_at - time.monotonic()))

@@ -122,14 +122,11 @@ def card() -> Response:
         text = upload.read().decode("utf-8")
     except UnicodeDecodeError:
         abort(400, description=f"{upload.filename}: not a UTF-8 text file")
-    try:
-        hands, issues = check_card(text, upload.filename)
-    except ImportError:
-        abort(501, description="the card language module is not installed")
+    card_obj, issues = check_card(text, upload.filename)
     if issues:
         return jsonify(error=f"{upload.filename}: {len(issues)} error(s)", issues=issues), 422
-    _live().set_card(upload.filename, hands)
-    return jsonify(ok=True, name=upload.filename, hands=hands)
+    _live().set_card(upload.filename, card_obj, text)
+    return jsonify(ok=True, name=upload.filename, hands=len(card_obj.hands))
 
 
 @bp.post("/api/game/new")
@@ -182,5 +179,8 @@ def calibrate() -> Response:
         pts = [[float(x), float(y)] for x, y in points]
     except (TypeError, ValueError):
         abort(400, description="points must be numbers")
-    saved = _live().calibrate(pts, body.get("zones"))
+    try:
+        saved = _live().calibrate(pts, body.get("table_mm"))
+    except (ValueError, TypeError) as exc:
+        abort(400, description=str(exc))
     return jsonify(saved)

@@ -1,0 +1,74 @@
+"""The rules as the live loop uses them: the card, wrong-rack flags and the hands still open per rack.
+
+:class:`RackRules` wraps a loaded card (:mod:`companion.rules.card`) and the matcher
+(:mod:`companion.rules.matcher`): ``flags(obs)`` adds a ``wrong_rack`` flag for every rack whose
+exposures no exposed card hand can still use (SIA-12), and ``open_hands(exposures)`` lists the card
+hands a rack can still become, with how many tiles each is missing.  Results are cached per
+exposure tuple so a stable table costs nothing per frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from companion.rules.card import Card, load_card
+from companion.rules.matcher import nearest, rack_viability
+from companion.table import Flag, TableObservation
+
+DEFAULT_CARD = Path(__file__).resolve().parents[1] / "calibration" / "cards" / "example.mjcard"
+
+Exposures = tuple[tuple[str, ...], ...]
+
+
+class RackRules:
+    """Card-based checks of rack exposures."""
+
+    def __init__(self, card: Card) -> None:
+        self.card = card
+        self._viability = lru_cache(maxsize=512)(self._viability_uncached)
+        self._open = lru_cache(maxsize=512)(self._open_uncached)
+
+    @classmethod
+    def load(cls, path: str | Path | None) -> RackRules | None:
+        p = Path(path) if path else DEFAULT_CARD
+        if not p.is_file():
+            return None
+        return cls(load_card(p))
+
+    def _viability_uncached(self, exposures: Exposures) -> tuple[bool, str]:
+        v = rack_viability(self.card, [list(e) for e in exposures])
+        return v.dead, v.reason
+
+    def _open_uncached(self, exposures: Exposures, limit: int) -> tuple[dict[str, Any], ...]:
+        names = {h.id: h for h in self.card.hands}
+        out = []
+        for n in nearest(self.card, [t for e in exposures for t in e], [list(e) for e in exposures], limit):
+            hand = names.get(n.hand_id)
+            out.append({"hand": n.hand_id, "name": hand.name if hand else n.hand_id,
+                        "value": hand.value if hand else None, "missing": n.missing})
+        return tuple(out)
+
+    def flags(self, obs: TableObservation) -> TableObservation:
+        """``obs`` with a ``wrong_rack`` flag added for every rack whose exposures are dead."""
+        extra = []
+        have = {(f.kind, f.zone) for f in obs.flags}
+        for name, z in sorted(obs.zones.items()):
+            if z.kind != "rack" or not z.exposures or obs.mahjong.get(name):
+                continue
+            try:
+                dead, reason = self._viability(tuple(tuple(e) for e in z.exposures))
+            except ValueError as exc:  # a misread tile code becomes a flag, not a crash
+                extra.append(Flag("unreadable", name, str(exc)))
+                continue
+            if dead and ("wrong_rack", name) not in have:
+                extra.append(Flag("wrong_rack", name, reason))
+        return replace(obs, flags=obs.flags + tuple(extra)) if extra else obs
+
+    def open_hands(self, exposures: Exposures, limit: int = 6) -> list[dict[str, Any]]:
+        try:
+            return list(self._open(tuple(tuple(e) for e in exposures), limit))
+        except ValueError:
+            return []

@@ -1,0 +1,23 @@
+"use strict";
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+
+async function load() {
+  const s = await (await fetch("/api/state")).json();
+  for (const k of ["variant", "tileset", "layout", "source"]) $(k).textContent = s.settings[k] || "default";
+  $("card-name").textContent = s.card && s.card.name ? `${s.card.name}${s.card.hands ? ` (${s.card.hands} hands)` : ""}` : "none";
+}
+
+$("card-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await fetch("/api/card", {method: "POST", body: new FormData($("card-form"))});
+  const data = await r.json().catch(() => ({error: r.statusText}));
+  if (r.ok) {
+    $("card-result").innerHTML = `<p class="ok">Loaded ${esc(data.name)}: ${data.hands} hands.</p>`;
+    load();
+  } else {
+    const issues = (data.issues || []).map((i) => `<li class="issue">${esc(i.file)}:${i.line ?? "?"}:${i.col ?? "?"}: line ${i.line ?? "?"}: ${esc(i.message)}</li>`).join("");
+    $("card-result").innerHTML = `<p class="error">${esc(data.error)}</p><ul>${issues}</ul>`;
+  }
+});
+load();
