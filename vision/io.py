@@ -92,10 +92,10 @@ def check_image(img: npt.NDArray[np.generic], name: str = "<array>") -> ImageArr
     if img.ndim != 3 or img.shape[2] != 3:
         raise ImageLoadError(name, f"expected an HxWx3 image, got shape {img.shape}")
     h, w = img.shape[:2]
-    if h < 8 or w < 8:
-        raise ImageLoadError(name, f"image is {w}x{h}, too small")
     if h * w > MAX_PIXELS:
         raise ImageLoadError(name, f"image is {w}x{h}, larger than {MAX_PIXELS} pixels")
+    if h < 8 or w < 8:
+        raise ImageLoadError(name, f"image is {w}x{h}, too small")
     return np.ascontiguousarray(img)  # type: ignore[return-value]
 
 

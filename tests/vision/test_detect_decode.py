@@ -1,0 +1,111 @@
+"""Localiser geometry and decoding, without a model: quads, heatmap peaks, overlap suppression."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.detect import (
+    STRIDE,
+    decode,
+    prepare,
+    quad_iou_boxes,
+    quad_params,
+    rect_quads,
+    suppress_overlaps,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cx=st.floats(0, 1000),
+    cy=st.floats(0, 1000),
+    short=st.floats(5, 100),
+    ratio=st.floats(1.05, 3),
+    theta=st.floats(-math.pi / 2 + 1e-3, math.pi / 2 - 1e-3),
+)
+def test_rect_quads_and_quad_params_round_trip(
+    cx: float, cy: float, short: float, ratio: float, theta: float
+) -> None:
+    f = np.float32
+    q = rect_quads(
+        np.array([cx], f),
+        np.array([cy], f),
+        np.array([short], f),
+        np.array([short * ratio], f),
+        np.array([theta], f),
+    )
+    cx2, cy2, s2, l2, t2 = quad_params(q)[0]
+    assert abs(cx2 - cx) < 1e-2 and abs(cy2 - cy) < 1e-2
+    assert abs(s2 - short) < 1e-2 * short and abs(l2 - short * ratio) < 1e-2 * short
+    # angles are equal modulo pi
+    d = (t2 - theta + math.pi / 2) % math.pi - math.pi / 2
+    assert abs(d) < 1e-3
+
+
+def test_quads_are_clockwise_from_top_left_of_an_upright_tile() -> None:
+    f = np.float32
+    q = rect_quads(
+        np.array([50], f), np.array([50], f), np.array([20], f), np.array([30], f), np.array([0], f)
+    )[0]
+    np.testing.assert_allclose(q, [[40, 35], [60, 35], [60, 65], [40, 65]], atol=1e-4)
+    # a tile lying on its side (theta = 90 degrees) is wide
+    q = rect_quads(
+        np.array([50], f),
+        np.array([50], f),
+        np.array([20], f),
+        np.array([30], f),
+        np.array([math.pi / 2], f),
+    )[0]
+    assert np.ptp(q[:, 0]) > np.ptp(q[:, 1])
+
+
+def test_decode_reads_peaks_and_regression_back_into_pixels() -> None:
+    h, w = 20, 30
+    peaks = np.zeros((1, h, w), np.float32)
+    reg = np.zeros((6, h, w), np.float32)
+    peaks[0, 5, 7] = 0.9
+    peaks[0, 12, 20] = 0.2  # below threshold
+    reg[:, 5, 7] = [0.25, -0.5, math.log(16 / STRIDE), math.log(24 / STRIDE), 1.0, 0.0]
+    quads, score = decode(peaks, reg, threshold=0.3)
+    assert score.tolist() == [np.float32(0.9)]
+    cx, cy, short, long, theta = quad_params(quads)[0]
+    assert abs(cx - ((7 + 0.25) * STRIDE + 1.5)) < 1e-3
+    assert abs(cy - ((5 - 0.5) * STRIDE + 1.5)) < 1e-3
+    assert abs(short - 16) < 1e-3 and abs(long - 24) < 1e-3 and abs(theta) < 1e-4
+
+
+def test_suppress_overlaps_keeps_the_best_of_a_duplicate_pair() -> None:
+    f = np.float32
+    q = rect_quads(
+        np.array([50, 52, 150], f),
+        np.array([50, 50, 50], f),
+        np.full(3, 20, f),
+        np.full(3, 30, f),
+        np.zeros(3, f),
+    )
+    keep = suppress_overlaps(q, np.array([0.5, 0.9, 0.7], f))
+    assert keep.tolist() == [1, 2]
+
+
+def test_touching_tiles_are_not_suppressed() -> None:
+    f = np.float32
+    xs = np.arange(10, dtype=f) * 20 + 20
+    q = rect_quads(xs, np.full(10, 50, f), np.full(10, 20, f), np.full(10, 27, f), np.zeros(10, f))
+    assert len(suppress_overlaps(q, np.linspace(0.5, 0.9, 10).astype(f))) == 10
+
+
+def test_box_iou() -> None:
+    a = np.array([[0, 0, 10, 10]], np.float32)
+    b = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]], np.float32)
+    np.testing.assert_allclose(quad_iou_boxes(a, b)[0], [1.0, 1 / 3, 0.0], atol=1e-6)
+
+
+def test_prepare_pads_to_a_multiple_of_32() -> None:
+    img = np.zeros((720, 1280, 3), np.uint8)
+    batch, sx, sy = prepare(img, 0.5)
+    assert batch.shape == (1, 3, 384, 640)
+    assert abs(sx - 0.5) < 1e-6 and abs(sy - 0.5) < 1e-6
