@@ -17,6 +17,8 @@ from companion.rules.card_parse import VARS, Constraint, GroupSpec, HandSpec, Pa
 from companion.rules.tiles import DRAGONS, FLOWER, SUITS, WINDS, Suit
 
 HAND_SIZE = 14
+MAX_EXPANSION = 20000
+"""A hand expanding to more concrete instances than this is refused (narrow it with ``where``)."""
 _FIXED = {"F": FLOWER, "N": "N", "E": "E", "W": "W", "S": "S", "0": "WD",
           "RD": "RD", "GD": "GD", "WD": "WD"}
 _SHIFTS = {"none": (0,), "any": tuple(range(-8, 9)), "even": tuple(range(-8, 9, 2))}
@@ -127,12 +129,18 @@ def joker_need(instance: Instance, copies: int) -> tuple[dict[str, int], int]:
 def compile_hand(hand: HandSpec, copies: int, filename: str) -> tuple[Hand | None, list[CardIssue]]:
     """Expand and validate one hand; returns the hand (None on error) and its issues."""
     issues = _static_checks(hand, filename)
-    if issues:
+    if issues or not all(p.complete for p in hand.patterns):
         return None, issues
     instances: dict[Instance, None] = {}
     dropped: list[tuple[Instance, PatternSpec]] = []
+    expanded = 0
     for pattern in hand.patterns:
         for inst in expand_pattern(hand, pattern):
+            expanded += 1
+            if expanded > MAX_EXPANSION:
+                return None, [CardIssue(filename, hand.line, pattern.col,
+                                        f"hand {hand.id} expands to more than {MAX_EXPANSION} instances; "
+                                        "narrow its variables with where")]
             over, jokers = joker_need(inst, copies)
             if over or jokers > 2 * copies:
                 dropped.append((inst, pattern))
@@ -158,7 +166,7 @@ def _static_checks(hand: HandSpec, filename: str) -> list[CardIssue]:
                 err(c.col, f"constraint {c.text!r} uses {v!r}, which no group of hand {hand.id} uses")
     for p in hand.patterns:
         size = sum(g.alts[0].size for g in p.groups)
-        if size != HAND_SIZE:
+        if p.complete and size != HAND_SIZE:
             err(p.col, f"pattern {p.text!r} has {size} tiles; a hand needs {HAND_SIZE}")
     if not issues and hand.patterns:
         for p in hand.patterns:

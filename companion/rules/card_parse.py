@@ -57,6 +57,8 @@ class PatternSpec:
     text: str
     col: int
     groups: tuple[GroupSpec, ...]
+    complete: bool = True
+    """False when some group failed to parse (its size is then unknown)."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ def _parse_header(line: _Line, text: str, pos: int) -> None:
         if m and int(m.group(1)) in (4, 8):
             line.spec.copies = int(m.group(1))
         elif m:
-            line.error(col + 7, f"copies must be 4 (one set) or 8 (Royale), got {m.group(1)!r}")
+            line.error(col + 8, f"copies must be 4 (one set) or 8 (Royale), got {m.group(1)!r}")
         else:
             line.error(col + 1, f"unexpected {word!r} in the card header (expected copies=4|8)")
 
@@ -354,15 +356,17 @@ def _constraint(text: str, col: int) -> Constraint | None:
 def _parse_patterns(line: _Line, hand: HandSpec, text: str, start: int) -> None:
     for ptext, pcol in _split_outside_quotes(text, "||", start):
         groups: list[GroupSpec] = []
+        complete = True
         for word, wcol in _words(ptext, pcol):
             group = _parse_group(line, word, wcol)
             if group is not None:
                 groups.append(group)
+            complete = complete and group is not None
         if not ptext.strip():
             line.error(pcol + 1, "empty pattern (expected groups such as FFF 22g 444g)")
             continue
         lead = len(ptext) - len(ptext.lstrip())
-        hand.patterns.append(PatternSpec(ptext.strip(), pcol + lead + 1, tuple(groups)))
+        hand.patterns.append(PatternSpec(ptext.strip(), pcol + lead + 1, tuple(groups), complete))
 
 
 def _parse_group(line: _Line, word: str, col: int) -> GroupSpec | None:
