@@ -119,13 +119,14 @@ class Live:
         self.session_id = self.store.open_session(config.variant)
         self.game_id, saved = self.store.current_game(self.session_id)
         events = self.store.events(self.game_id)
-        self.game = LiveGame.from_json(saved, events) if saved else LiveGame(config.variant)
         self.warnings: list[str] = list(config.warnings)
         self.reader = reader if reader is not None else make_reader(config, self.warnings)
+        self.rules = self._load_rules(config.card)
+        self.game = (LiveGame.from_json(saved, events, self._check) if saved
+                     else LiveGame(config.variant, self._check))
         self._source_override = source
         self.gate = MotionGate(still_frames=config.still_frames)
         self.smoother = ReadingSmoother(config.window)
-        self.rules = self._load_rules(config.card)
         self.card_info: dict[str, Any] = {
             "name": Path(config.card).name if config.card else (DEFAULT_CARD.name if self.rules else None),
             "hands": len(self.rules.card.hands) if self.rules else None}
@@ -137,6 +138,10 @@ class Live:
         self.stats: dict[str, Any] = {"fps": 0.0, "frames": 0, "motion": "", "source": config.source,
                                       "source_error": ""}
         self.publish()
+
+    def _check(self, obs: TableObservation) -> TableObservation:
+        rules = self.rules
+        return rules.flags(obs) if rules is not None else obs
 
     def _load_rules(self, card: str | None) -> RackRules | None:
         try:
@@ -175,7 +180,8 @@ class Live:
         for frame in self._frames():
             if self._stop.is_set():
                 break
-            if self.config.source == "demo" and frame.index > 0 and frame.source == DEMO_FIRST:
+            if (self.config.source == "demo" and frame.source == DEMO_FIRST
+                    and (frame.index > 0 or self.game.last is not None)):
                 self.new_game()  # the demo recording starts over: so does its game
             try:
                 self.process(frame.image, frame.source)
@@ -202,8 +208,6 @@ class Live:
             obs = self.reader.read(image, name)
             if obs is not None:
                 smooth = self.smoother.update_with_observation(obs)
-                if self.rules is not None:
-                    smooth = self.rules.flags(smooth)
                 with self._lock:
                     events = self.game.observe(smooth)
                     self._record(events)
@@ -246,7 +250,7 @@ class Live:
     def correct(self, zone: str, index: int, code: str) -> None:
         with self._lock:
             self.game.correct(zone, index, code)
-            self._record(self.game.reapply())
+            self.game.reapply()
             self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
         self.publish()
 
@@ -261,7 +265,7 @@ class Live:
         with self._lock:
             self.store.finish_game(self.game_id, self.game.scores)
             self.game_id = self.store.new_game(self.session_id)
-            self.game = LiveGame(self.config.variant)
+            self.game = LiveGame(self.config.variant, self._check)
             self.smoother.reset()
         self.publish()
         return self.game_id
@@ -277,7 +281,7 @@ class Live:
             exported = self.store.export_session(self.session_id)
             self.session_id = self.store.open_session(self.config.variant)
             self.game_id, _ = self.store.current_game(self.session_id)
-            self.game = LiveGame(self.config.variant)
+            self.game = LiveGame(self.config.variant, self._check)
         self.publish()
         return exported
 

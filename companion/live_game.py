@@ -10,6 +10,7 @@ and renders the JSON view that ``/api/state`` serves.  It serialises to JSON for
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +19,7 @@ from companion.rules.tiles import validate_code
 from companion.table import Flag, TableObservation, ZoneReading
 
 MAX_LOG = 200
+Checker = Callable[[TableObservation], TableObservation]
 
 
 class Corrections:
@@ -73,8 +75,9 @@ def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
 class LiveGame:
     """The state of one followed game, fed with smoothed, corrected stable observations."""
 
-    def __init__(self, variant: str = "mjm") -> None:
+    def __init__(self, variant: str = "mjm", checker: Checker | None = None) -> None:
         self.variant = variant
+        self.checker = checker
         self.corrections = Corrections()
         self.last: TableObservation | None = None
         self.raw: TableObservation | None = None
@@ -90,7 +93,7 @@ class LiveGame:
         """Apply corrections, diff against the last stable view, record and return the events."""
         now = time.time() if t is None else t
         self.raw = obs
-        corrected = self.corrections.apply(obs)
+        corrected = self._checked(obs)
         events = [self._attribute(ev, corrected) for ev in diff(self.last, corrected, now)]
         self.last = corrected
         self._sync_flags(corrected.flags, now)
@@ -123,9 +126,16 @@ class LiveGame:
             return ev
         return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
-    def reapply(self) -> list[GameEvent]:
-        """Re-run the last raw observation (after a correction changed what the rules see)."""
-        return self.observe(self.raw) if self.raw is not None else []
+    def _checked(self, obs: TableObservation) -> TableObservation:
+        corrected = self.corrections.apply(obs)
+        return self.checker(corrected) if self.checker is not None else corrected
+
+    def reapply(self) -> None:
+        """Re-read the last observation after a correction or a new card: the view and the flags
+        change, but no table events are made up."""
+        if self.raw is not None:
+            self.last = self._checked(self.raw)
+            self._sync_flags(self.last.flags, time.time())
 
     def _sync_flags(self, flags: tuple[Flag, ...], now: float) -> None:
         active = {(f.kind, f.zone, f.message) for f in flags}
@@ -206,17 +216,19 @@ class LiveGame:
     def to_json(self) -> dict[str, Any]:
         return {"variant": self.variant, "flags": self.flags, "scores": self.scores,
                 "corrections": self.corrections.to_json(), "flag_seq": self._flag_seq,
-                "last": observation_to_json(self.last) if self.last else None}
+                "last": observation_to_json(self.last) if self.last else None,
+                "raw": observation_to_json(self.raw) if self.raw else None}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any], log: list[GameEvent] | None = None) -> LiveGame:
-        g = cls(str(d.get("variant", "mjm")))
+    def from_json(cls, d: dict[str, Any], log: list[GameEvent] | None = None,
+                  checker: Checker | None = None) -> LiveGame:
+        g = cls(str(d.get("variant", "mjm")), checker)
         g.flags = list(d.get("flags", []))
         g.scores = {str(k): int(v) for k, v in d.get("scores", {}).items()}
         g.corrections.load(d.get("corrections", []))
         g._flag_seq = int(d.get("flag_seq", 0))
         g.last = observation_from_json(d["last"]) if d.get("last") else None
-        g.raw = g.last
+        g.raw = observation_from_json(d["raw"]) if d.get("raw") else g.last
         g.log = list(log or [])
         return g
 

@@ -1,0 +1,138 @@
+"""Frame sources: folders and playlists, phone queue, URL/file dispatch, reconnect with backoff."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.capture import (
+    DEMO_DIR,
+    FolderSource,
+    Frame,
+    PhoneQueue,
+    Resilient,
+    SourceError,
+    VideoSource,
+    decode_jpeg,
+    open_source,
+)
+
+
+def _write(folder: Path, name: str, value: int) -> None:
+    cv2.imwrite(str(folder / name), np.full((20, 30, 3), value, np.uint8))
+
+
+def test_folder_in_name_order_and_loops(tmp_path: Path) -> None:
+    for name, v in (("b.png", 20), ("a.png", 10), ("c.txt", 0)):
+        if name.endswith(".png"):
+            _write(tmp_path, name, v)
+        else:
+            (tmp_path / name).write_text("not an image")
+    src = FolderSource(tmp_path, loop=True)
+    it = src.frames()
+    got = [next(it) for _ in range(4)]
+    assert [f.source for f in got] == ["a.png", "b.png", "a.png", "b.png"]
+    assert [int(f.image[0, 0, 0]) for f in got] == [10, 20, 10, 20]
+    assert [f.index for f in got] == [0, 1, 2, 3]
+
+
+def test_playlist_repeats_files(tmp_path: Path) -> None:
+    _write(tmp_path, "x.png", 1)
+    _write(tmp_path, "y.png", 2)
+    (tmp_path / "playlist.txt").write_text("x.png\nx.png\n# comment\ny.png\n")
+    names = [f.source for f in FolderSource(tmp_path).frames()]
+    assert names == ["x.png", "x.png", "y.png"]
+
+
+def test_empty_folder_is_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match=str(tmp_path.name)):
+        FolderSource(tmp_path)
+
+
+def test_demo_source_opens_the_bundled_recording() -> None:
+    src = open_source("demo", demo_fps=0)
+    frame = next(src.frames())
+    assert frame.image.shape == (720, 1280, 3)
+    assert (DEMO_DIR / "readings.json").is_file()
+
+
+def test_open_source_dispatch(tmp_path: Path) -> None:
+    assert isinstance(open_source("3"), VideoSource)
+    assert isinstance(open_source("rtsp://example.invalid/stream"), VideoSource)
+    phone = PhoneQueue()
+    assert open_source("phone", phone=phone) is phone
+    _write(tmp_path, "a.png", 5)
+    assert isinstance(open_source(str(tmp_path)), FolderSource)
+    with pytest.raises(SourceError, match="nope"):
+        open_source(str(tmp_path / "nope"))
+
+
+def test_video_file_source(tmp_path: Path) -> None:
+    path = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (64, 48))
+    for v in (0, 100, 200):
+        writer.write(np.full((48, 64, 3), v, np.uint8))
+    writer.release()
+    src = open_source(str(path))
+    it = src.frames()
+    frames = [next(it) for _ in range(3)]
+    assert [round(float(f.image.mean()) / 100) for f in frames] == [0, 1, 2]
+    with pytest.raises(SourceError, match="stopped"):
+        next(it)
+    src.close()
+
+
+def test_decode_rejects_corrupt_bytes() -> None:
+    with pytest.raises(ValueError, match="corrupt image"):
+        decode_jpeg(b"\xff\xd8not really a jpeg")
+    ok, buf = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))
+    assert decode_jpeg(buf.tobytes()).shape == (8, 8, 3)
+
+
+def test_phone_queue_drops_oldest_and_skips_corrupt() -> None:
+    q = PhoneQueue(maxsize=2, timeout=0.05)
+    frames = []
+    for v in (10, 20, 30):
+        ok, buf = cv2.imencode(".png", np.full((4, 4, 3), v, np.uint8))
+        q.push(buf.tobytes())
+    q.push(b"garbage")  # drops 20, keeps 30 + garbage
+    it = q.frames()
+    frames.append(next(it))
+    assert int(frames[0].image[0, 0, 0]) == 30
+    q.close()
+
+
+class _Flaky:
+    """A source that fails to open ``fail_opens`` times, then yields two frames and ends."""
+
+    name = "flaky"
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def frames(self) -> Iterator[Frame]:
+        self.log.append("open")
+        if self.log.count("open") <= 2:
+            raise SourceError("camera unplugged")
+        for i in range(2):
+            yield Frame(np.zeros((2, 2, 3), np.uint8), i, 0.0, "flaky")
+
+    def close(self) -> None:
+        self.log.append("close")
+
+
+def test_resilient_retries_with_backoff_and_keeps_counting() -> None:
+    log: list[str] = []
+    delays: list[float] = []
+    src = Resilient(lambda: _Flaky(log), "flaky", base_delay=0.5, max_delay=1.5, sleep=delays.append)
+    it = src.frames()
+    got = [next(it) for _ in range(4)]  # 2 failures, 2 frames, source ends, reopen, 2 more
+    assert delays[:2] == [0.5, 1.0]
+    assert [f.index for f in got] == [0, 1, 2, 3]
+    assert src.failures >= 3
+    assert "ended" in src.last_error
+    src.close()
