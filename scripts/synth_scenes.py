@@ -58,7 +58,7 @@ def table_texture(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         p = rng.uniform(2, 5)
         weave = (np.sin(xx / p * math.pi) * np.sin(yy / p * math.pi)) * rng.uniform(4, 15)
         img = base[None, None, :] + weave[:, :, None] + rng.normal(0, 5, (h, w, 1))
-    return np.clip(img, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(np.clip(img, 0, 255).astype(np.uint8))
 
 
 # ----------------------------------------------------------------------------- tiles

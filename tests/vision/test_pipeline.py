@@ -1,0 +1,98 @@
+"""End-to-end recognition with the committed models: real photos, turns, the detect command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.detect import quad_iou_boxes
+from vision.io import ImageLoadError, load_image
+from vision.types import Detections
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[2]
+PHOTOS = json.loads((DATA / "photos.json").read_text())
+
+pytestmark = pytest.mark.skipif(
+    not (REPO / "models" / "classifier.onnx").is_file(), reason="classifier model not committed yet"
+)
+
+
+@pytest.fixture(scope="module")
+def recognizer():  # type: ignore[no-untyped-def]
+    from vision.pipeline import TileRecognizer
+
+    return TileRecognizer(REPO / "models")
+
+
+def f1_with_codes(d: Detections, tiles: list[dict[str, object]]) -> float:
+    truth = np.array([t["box"] for t in tiles], np.float32)
+    codes = [str(t["code"]) for t in tiles]
+    iou = quad_iou_boxes(d.boxes, truth)
+    used = np.zeros(len(codes), bool)
+    tp = 0
+    for i in np.argsort(-d.confidence):
+        ok = np.array([c == d.codes[i] for c in codes]) & ~used & (iou[i] >= 0.5)
+        if ok.any():
+            used[int(np.argmax(np.where(ok, iou[i], -1)))] = True
+            tp += 1
+    p, r = tp / max(len(d), 1), tp / max(len(codes), 1)
+    return 2 * p * r / max(p + r, 1e-9)
+
+
+def test_reads_real_photos(recognizer) -> None:  # type: ignore[no-untyped-def]
+    scores = []
+    for photo in PHOTOS:
+        d = recognizer.detect(load_image(DATA / photo["file"]))
+        assert isinstance(d, Detections)
+        assert d.meta["ms"] > 0
+        scores.append(f1_with_codes(d, photo["tiles"]))
+    assert np.mean(scores) >= 0.85, scores
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_same_codes_at_every_quarter_turn(recognizer, k: int) -> None:  # type: ignore[no-untyped-def]
+    img = load_image(DATA / "photo1.jpg")
+    base = Counter(recognizer.detect(img).codes.tolist())
+    turned = Counter(recognizer.detect(np.ascontiguousarray(np.rot90(img, k))).codes.tolist())
+    same = sum((base & turned).values())
+    assert same >= 0.85 * max(sum(base.values()), 1), (base, turned)
+
+
+def test_a_blank_table_has_no_tiles(recognizer) -> None:  # type: ignore[no-untyped-def]
+    d = recognizer.detect(np.full((720, 1280, 3), (60, 120, 40), np.uint8))
+    assert len(d) == 0 and d.to_json() == []
+
+
+def test_bad_arrays_raise_value_errors(recognizer) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ImageLoadError):
+        recognizer.detect(np.zeros((100, 100), np.float64))
+    with pytest.raises(ValueError):
+        recognizer.detect(np.zeros((2, 2, 3), np.uint8))
+
+
+def test_detect_command_prints_one_json_line_per_image() -> None:
+    paths = [str(DATA / p["file"]) for p in PHOTOS[:2]]
+    proc = subprocess.run(
+        [sys.executable, "-m", "companion", "detect", *paths, "--jsonl"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["image"] for line in lines] == paths
+    for line, photo in zip(lines, PHOTOS, strict=False):
+        assert set(line) == {"image", "tiles", "ms"}
+        assert len(line["tiles"]) >= 0.8 * len(photo["tiles"])
+        tile = line["tiles"][0]
+        assert set(tile) == {"code", "box", "quad", "confidence"}
+        assert len(tile["quad"]) == 4 and 0 <= tile["confidence"] <= 1
+        assert all(0 <= v <= 640 + 5 for v in tile["box"])
