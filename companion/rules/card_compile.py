@@ -129,7 +129,7 @@ def joker_need(instance: Instance, copies: int) -> tuple[dict[str, int], int]:
 def compile_hand(hand: HandSpec, copies: int, filename: str) -> tuple[Hand | None, list[CardIssue]]:
     """Expand and validate one hand; returns the hand (None on error) and its issues."""
     issues = _static_checks(hand, filename)
-    if issues or not all(p.complete for p in hand.patterns):
+    if issues or not hand.patterns or not all(p.complete for p in hand.patterns):
         return None, issues
     instances: dict[Instance, None] = {}
     dropped: list[tuple[Instance, PatternSpec]] = []

@@ -21,7 +21,7 @@ _JOKERLESS: dict[str, JokerlessMode] = {"auto": "auto", "yes": "yes", "no": "no"
 EXPOSURES = {"exposed": False, "X": False, "concealed": True, "C": True}
 _ID = re.compile(r"[A-Za-z0-9_.-]+")
 _STRING = re.compile(r'"([^"\\]*)"')
-_EXPLICIT = re.compile(r"\(([A-Za-z]+)\*(\d+)\)")
+_EXPLICIT = re.compile(r"\(([A-Za-z]+)\*([0-9]+)\)")
 
 Symbol = tuple[str, int]
 """One symbol of a group: a base (digit, ``0``, ``D``, ``F``, wind letter or variable) and an
@@ -212,7 +212,7 @@ def _parse_header(line: _Line, text: str, pos: int) -> None:
         return
     line.spec.name = name
     for word, col in _words(text[pos:], pos):
-        m = re.fullmatch(r"copies=(\d+)", word)
+        m = re.fullmatch(r"copies=([0-9]+)", word)
         if m and int(m.group(1)) in (4, 8):
             line.spec.copies = int(m.group(1))
         elif m:
@@ -270,7 +270,7 @@ def _parse_exposure(line: _Line, hand: HandSpec, part: str, col: int) -> None:
 
 def _parse_value(line: _Line, hand: HandSpec, part: str, col: int) -> None:
     words = _words(part, col)
-    if len(words) != 1 or not words[0][0].isdigit() or int(words[0][0]) <= 0:
+    if len(words) != 1 or not re.fullmatch(r"[0-9]+", words[0][0]) or int(words[0][0]) <= 0:
         where = words[0][1] + 1 if words else col + 1
         line.error(where, f"expected the hand's value (a positive whole number), got {part.strip()!r}")
         return
@@ -313,11 +313,11 @@ def _parse_option(line: _Line, hand: HandSpec, part: str, col: int, seen: set[st
 
 
 _CONSTRAINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("=", re.compile(r"([xyzuv])\s*=\s*([xyzuv])\s*(?:([+-])\s*(\d+))?")),
+    ("=", re.compile(r"([xyzuv])\s*=\s*([xyzuv])\s*(?:([+-])\s*([0-9]+))?")),
     ("!=", re.compile(r"([xyzuv])\s*!=\s*([xyzuv])")),
-    ("in", re.compile(r"([xyzuv])\s+in\s+(\d(?:\s*,\s*\d)*)")),
+    ("in", re.compile(r"([xyzuv])\s+in\s+([0-9](?:\s*,\s*[0-9])*)")),
     ("parity", re.compile(r"([xyzuv])\s+(even|odd)")),
-    ("cmp", re.compile(r"([xyzuv])\s*(<=|>=)\s*(\d+)")),
+    ("cmp", re.compile(r"([xyzuv])\s*(<=|>=)\s*([0-9]+)")),
 )
 
 
@@ -345,7 +345,7 @@ def _constraint(text: str, col: int) -> Constraint | None:
         if op == "!=":
             return Constraint(text, col, "!=", m.group(1), m.group(2))
         if op == "in":
-            values = tuple(int(v) for v in re.findall(r"\d", m.group(2)))
+            values = tuple(int(v) for v in re.findall(r"[0-9]", m.group(2)))
             return Constraint(text, col, "in", m.group(1), values=values)
         if op == "parity":
             return Constraint(text, col, m.group(2), m.group(1))
@@ -437,7 +437,7 @@ def _parse_explicit(line: _Line, text: str, body: str, col: int, nojoker: bool) 
 
 
 def _parse_chow(line: _Line, text: str, body: str, col: int, nojoker: bool) -> Simple | None:
-    m = re.fullmatch(r"~(\d\d\d|[xyzuv])([rgb?])", body)
+    m = re.fullmatch(r"~([0-9][0-9][0-9]|[xyzuv])([rgb?])", body)
     if not m:
         line.error(col + 1, f"bad chow {text!r} (expected ~123g, three consecutive digits, or ~xg)")
         return None
