@@ -46,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"'options' must be an object, got {options!r}")
     rules = get_variant("chinese", **options)
     hand = hand_from_dict(data)
-    result = score_hand(hand, _limit(data, rules.limit))
+    result = score_hand(hand, _limit(data, rules.limit), rules.seven_pairs_repeat)
     out = result.to_dict()
     losers = _losers(data)
     if losers is not None and result.winning:
-        pays = settle_chinese(hand.seat, result.score, losers, rules.chinese_settlement)
+        pays = settle_chinese(hand.seat, result.score, losers, rules.chinese_settlement, rules.east_double)
         out["payments"] = [p.to_dict() for p in pays]
     if args.json:
         print(json.dumps(out))

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.rules.chinese import Meld, hand_from_dict, score_hand, set_points, settle_chinese
+from companion.rules.chinese.score import player_points
 
 DATA = Path(__file__).parent / "data"
 CASES = sorted(DATA.glob("chinese_*.json"))
@@ -62,6 +63,20 @@ def test_settle_classical_losers_settle_among_themselves() -> None:
     assert pays[("W", "N")] == 30
     assert pays[("W", "E")] == 24
     assert pays[("E", "N")] == 36
+
+
+def test_loser_points_and_east_double_option() -> None:
+    hand = hand_from_dict({"concealed": "", "flowers": ["FL3"], "seat": "E"})
+    melds = (Meld("pung", ("RD",) * 3, concealed=False), Meld("pung", ("5C",) * 3, concealed=True),
+             Meld("chow", ("1B", "2B", "3B"), concealed=True))
+    assert player_points(melds, hand) == 12
+    assert settle_chinese("S", 216, {"E": 12}, east_double=False)[0].amount == 204
+
+
+def test_seven_pairs_repeat_option() -> None:
+    hand = hand_from_dict({"concealed": "1B 1B 1B 1B 3C 3C 5D 5D E E RD RD 9C 9C", "self_drawn": True})
+    assert not score_hand(hand).winning
+    assert score_hand(hand, 1000, repeat_pairs=True).limit_hand == "seven_pairs"
 
 
 def test_negative_difference_pays_nothing() -> None:

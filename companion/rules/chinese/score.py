@@ -102,14 +102,14 @@ def player_points(melds: tuple[Meld, ...], hand: ChineseHand) -> int:
     return sum(i.value for i in total_points(Arrangement(hand, melds), PLAYER_RULES))
 
 
-def _limit_reading(hand: ChineseHand, limit: int) -> ChineseScore | None:
+def _limit_reading(hand: ChineseHand, limit: int, repeat_pairs: bool) -> ChineseScore | None:
     concealed = not hand.has_exposed and hand.self_drawn
     if hand.heaven:
         factor = [Item("hand from heaven", 2)]
         return ChineseScore(True, limit, (), tuple(factor), 2 * limit, 2 * limit, "hand_from_heaven")
     if hand.concealed_kongs or any(m.kind == "kong" for m in hand.exposed):
         return None
-    found = limit_hand(list(hand.all_tiles))
+    found = limit_hand(list(hand.all_tiles), repeat_pairs)
     if found is None:
         return None
     name, fraction = found
@@ -119,11 +119,12 @@ def _limit_reading(hand: ChineseHand, limit: int) -> ChineseScore | None:
     return ChineseScore(True, base, (Item(name, base),), dbl, total, total, name)
 
 
-def score_hand(hand: ChineseHand, limit: int = 1000) -> ChineseScore:
-    """Best score of ``hand`` as the winner (rules-spec 3.6)."""
+def score_hand(hand: ChineseHand, limit: int = 1000, repeat_pairs: bool = False) -> ChineseScore:
+    """Best score of ``hand`` as the winner (rules-spec 3.6); ``repeat_pairs`` lets Seven Pairs
+    use the same pair twice (option ``seven_pairs_repeat``)."""
     only_tile = only_possible_tile(hand)
     readings = [score_arrangement(a, limit, only_tile) for a in arrangements(hand)]
-    special = _limit_reading(hand, limit)
+    special = _limit_reading(hand, limit, repeat_pairs)
     if special is not None:
         readings.append(special)
     if not readings:

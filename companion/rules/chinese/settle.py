@@ -14,13 +14,13 @@ from companion.rules.settle import Payment
 EAST = "E"
 
 
-def _east(a: str, b: str) -> int:
-    return 2 if EAST in (a, b) else 1
-
-
 def settle_chinese(winner: str, score: int, losers: Mapping[str, int],
-                   method: str = "difference") -> list[Payment]:
+                   method: str = "difference", east_double: bool = True) -> list[Payment]:
     """Payments between seats (wind letters) after ``winner`` went out with ``score``."""
+
+    def _east(a: str, b: str) -> int:
+        return 2 if east_double and EAST in (a, b) else 1
+
     if winner in losers:
         raise ValueError(f"the winner {winner!r} cannot also be a loser")
     if method not in ("difference", "classical"):
