@@ -68,14 +68,14 @@ class _Ledger:
     pot: int = 0
 
 
-def _flag(event: Mapping[str, Any], *names: str) -> bool:
+def _flag(event: Mapping[str, Any], *names: str, default: bool = False) -> bool:
     for name in names:
         if name in event:
             value = event[name]
             if not isinstance(value, bool):
                 raise ValueError(f"event field {name!r} must be true or false, got {value!r}")
             return value
-    return False
+    return default
 
 
 def _player(event: Mapping[str, Any], players: Sequence[str], key: str = "player") -> str:
@@ -99,7 +99,10 @@ def hand_value(rules: SiameseRules, event: Mapping[str, Any]) -> int:
 
 
 def bonus_eligible(rules: SiameseRules, event: Mapping[str, Any]) -> bool:
-    """Jokerless double allowed: not singles-and-pairs (option), not a Royale quint (8 copies)."""
+    """Jokerless double allowed: the matcher's ``bonus_eligible`` (default true), not
+    singles-and-pairs (option), not a Royale quint (8 copies)."""
+    if not _flag(event, "bonus_eligible", default=True):
+        return False
     if rules.jokerless_sp_excluded and _flag(event, "singles_and_pairs", "singles_pairs"):
         return False
     return not (rules.royale_quint_no_bonus and rules.copies >= 8 and _flag(event, "has_quint"))

@@ -75,6 +75,13 @@ def test_singles_pairs_alias_and_first_mj_exclusion() -> None:
     assert settle(off, ["A", "B"], ev).totals["A"] == 100
 
 
+def test_matcher_bonus_eligible_field_is_respected() -> None:
+    ev = [{"type": "mahjong", "player": "A", "value": 30, "jokerless": True, "bonus_eligible": False}]
+    assert settle(get_variant("grad"), ["A", "B"], ev).totals["A"] == 30
+    ev[0]["bonus_eligible"] = True
+    assert settle(get_variant("grad"), ["A", "B"], ev).totals["A"] == 60
+
+
 def test_royale_quint_gets_no_jokerless_double_only_with_eight_copies() -> None:
     ev = [{"type": "mahjong", "player": "A", "value": 40, "jokerless": True, "has_quint": True}]
     players = ["A", "B", "C", "D"]
