@@ -51,6 +51,12 @@ def expected_total(rules: SiameseRules, player: PlayerState, on_turn: bool) -> i
     return rules.hand_total + kongs + (1 if on_turn else 0)
 
 
+def expected_outside_mahjong(rules: SiameseRules, player: PlayerState, on_turn: bool) -> int:
+    """Tiles outside the player's Mah Jongg displays: after a 1st MJ, 13 off turn and 14 on turn
+    (Grad 18A: a wrong count for the 2nd rack kills it)."""
+    return expected_total(rules, player, on_turn) - MJ_TILES * player.mahjongs
+
+
 def expected_after_deal(rules: SiameseRules, seat: int) -> int:
     """Right after the deal: East 28 / others 27 (Grad, Royale, WP); MJM 27 / 27 before East draws."""
     east, other = rules.deal

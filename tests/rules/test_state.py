@@ -17,6 +17,7 @@ from companion.rules.state import (
     RackStatus,
     apply,
     apply_all,
+    check_count,
     check_deal,
     check_rack_counts,
     event_from_dict,
@@ -24,6 +25,7 @@ from companion.rules.state import (
     new_game,
     resolve_claims,
 )
+from companion.rules.state_counts import expected_outside_mahjong
 from companion.rules.state_events import Discard, Draw
 from companion.rules.variants import get_variant
 
@@ -125,6 +127,15 @@ def test_mj_rack_exclusive_only_for_royale() -> None:
     assert check_rack_counts(get_variant("royale"), a, (15, 13))
     assert not check_rack_counts(get_variant("grad"), a, (15, 13))
     assert not check_rack_counts(get_variant("royale"), a, (14, 14))
+
+
+def test_counts_after_a_first_mahjong() -> None:
+    rules = get_variant("grad")
+    state = new_game(rules, ["A", "B"])
+    state, _ = apply(state, event_from_dict({"type": "declare_mahjong", "player": "A", "rack": 0, "hand_id": "x"}))
+    a = state.players[0]
+    assert (expected_outside_mahjong(rules, a, False), expected_outside_mahjong(rules, a, True)) == (13, 14)
+    assert check_count(rules, a, 28, on_turn=True).ok
 
 
 def test_chinese_counts() -> None:
