@@ -91,6 +91,7 @@ def test_not_a_winning_hand_is_a_value() -> None:
 
 @pytest.mark.parametrize("hand, needle", [
     ({"concealed": "1B 2B XX"}, "'XX'"),
+    ({"exposed": ["1B 1B 1B"]}, "concealed"),
     ({"concealed": "1B 1B", "exposed": ["1B 2B 4B"]}, "1B 2B 4B"),
     ({"concealed": "1B 1B J"}, "'J'"),
     ({"concealed": "1B 1B", "seat": "Q"}, "seat"),

@@ -192,6 +192,8 @@ def _check_tiles(hand: ChineseHand) -> None:
 def hand_from_dict(data: Mapping[str, Any]) -> ChineseHand:
     """Read the JSON hand of ``score --rules chinese``; InvalidHand naming the bad field."""
     win = data.get("winning_tile")
+    if "concealed" not in data:
+        raise InvalidHand("missing field 'concealed' (the concealed tiles, including the winning tile)")
     hand = ChineseHand(
         concealed=_codes(data.get("concealed", ""), "concealed"),
         exposed=tuple(classify(t, False) for t in _code_list(data, "exposed")),
