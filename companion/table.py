@@ -2,42 +2,143 @@
 
 A :class:`TableObservation` holds tile codes per zone (racks, discards) for one frame; it is
 what ``companion.live`` turns into game events and what ``python -m companion analyze`` prints.
+:class:`TableReader` makes one from a frame: calibrate (markers, or a fixed calibration), detect
+tiles on the original frame, map their centres to table millimetres, assign them to layout
+zones, group rack tiles into exposures (:mod:`companion.table_group`) and ask the rules
+(:mod:`companion.table_flags`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Protocol
 
-HomographyState = Literal["fresh", "stale", "missing"]
+import numpy as np
+import numpy.typing as npt
 
+from companion.rules.card_model import Card
+from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
+from companion.rules.variants import get_variant
+from companion.table_flags import RuleContext, evaluate
+from companion.table_group import SeenTile, group_exposures
+from companion.table_types import FLAG_KINDS, Flag, HomographyState, TableObservation, ZoneReading
+from vision.calibrate import Calibration, Calibrator
+from vision.layout import Layout, Zone
+from vision.types import Detections
 
-@dataclass(frozen=True)
-class ZoneReading:
-    """The face-up tiles of one zone, grouped into exposures on a rack."""
-
-    name: str
-    kind: str  # "rack" | "discards" | other layout kinds
-    tiles: tuple[str, ...]
-    exposures: tuple[tuple[str, ...], ...] = ()
-    face_down: int = 0
-    player: int | None = None
-    hand: str | None = None
-    uncertain: tuple[int, ...] = ()  # indexes into ``tiles`` read with low confidence
-
-
-@dataclass(frozen=True)
-class Flag:
-    """Something the rules say about the table: ``wrong_rack``, ``tile_count``, ``joker``, ``unreadable``."""
-
-    kind: str
-    zone: str | None
-    message: str
+__all__ = [
+    "FLAG_KINDS", "Flag", "HomographyState", "Recognizer", "TableObservation", "TableReader", "ZoneReading",
+    "read_zones",
+]
+MIN_CONFIDENCE = 0.6
+"""Reads below this confidence are ``uncertain``: shown, never used to call a hand dead."""
 
 
-@dataclass(frozen=True)
-class TableObservation:
-    zones: dict[str, ZoneReading]
-    homography: HomographyState = "missing"
-    flags: tuple[Flag, ...] = ()
-    mahjong: dict[str, dict[str, object] | None] = field(default_factory=dict)
+class Recognizer(Protocol):
+    def detect(self, image: npt.NDArray[np.uint8]) -> Detections: ...
+
+
+def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDArray[np.float32],
+                  quads: npt.NDArray[np.float32], min_conf: float, chows: bool) -> ZoneReading:
+    axis, perp = layout.reading_axes(zone)
+    up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
+    seen = [
+        SeenTile(str(det.codes[i]), float(centres[i] @ axis), float(centres[i] @ perp),
+                 float(np.ptp(quads[i] @ axis)), float(np.ptp(quads[i] @ perp)), float(det.confidence[i]))
+        for i in up
+    ]
+    groups = group_exposures(seen, chows=chows)
+    order = [i for g in groups for i in g]
+    tiles = tuple(seen[i].code for i in order)
+    uncertain = tuple(k for k, i in enumerate(order) if seen[i].confidence < min_conf)
+    exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
+    return ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player, zone.hand, uncertain)
+
+
+def _loose_reading(zone: Zone, det: Detections, min_conf: float) -> ZoneReading:
+    up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
+    order = sorted(up, key=lambda i: (sort_key(str(det.codes[i])), i))
+    tiles = tuple(str(det.codes[i]) for i in order)
+    uncertain = tuple(k for k, i in enumerate(order) if float(det.confidence[i]) < min_conf)
+    return ZoneReading(zone.name, zone.kind, tiles, (), len(det) - len(up), zone.player, zone.hand, uncertain)
+
+
+def read_zones(layout: Layout, det: Detections, calibration: Calibration,
+               min_confidence: float = MIN_CONFIDENCE, chows: bool = False) -> dict[str, ZoneReading]:
+    """Every layout zone's reading from detections in image pixels (centres mapped to table mm)."""
+    if len(det) == 0:
+        return {z.name: ZoneReading(z.name, z.kind, (), (), 0, z.player, z.hand) for z in layout.zones}
+    centres = calibration.to_table(det.centres)
+    quads = calibration.to_table(det.quads)
+    where = layout.assign(centres)
+    zones: dict[str, ZoneReading] = {}
+    for k, zone in enumerate(layout.zones):
+        mask = where == k
+        sub = det[mask]
+        if zone.kind == "rack":
+            zones[zone.name] = _rack_reading(layout, zone, sub, centres[mask], quads[mask], min_confidence, chows)
+        else:
+            zones[zone.name] = _loose_reading(zone, sub, min_confidence)
+    return zones
+
+
+class TableReader:
+    """Frame -> :class:`TableObservation`, called by the live loop on every stable frame.
+
+    ``recognizer`` is anything with ``detect(image) -> Detections`` (``vision.pipeline.TileRecognizer``);
+    ``calibration`` fixes the homography (clicked corners), otherwise markers are found in every
+    frame and the last good homography is kept (``"stale"``) while a hand covers one.
+    """
+
+    def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
+                 variant: str = "mjm", calibration: Calibration | None = None, tileset: str | None = None,
+                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True) -> None:
+        rules = get_variant(variant)
+        if tileset is not None and tileset not in TILE_SETS:
+            raise ValueError(f"unknown tile set: {tileset!r} (known: {', '.join(sorted(TILE_SETS))})")
+        tiles = TILE_SETS[tileset] if tileset else rules.tiles
+        self.layout = layout
+        self.recognizer = recognizer
+        self.ctx = RuleContext(rules, tiles, card, count_backs)
+        self.calibrator = Calibrator.for_layout(layout, fixed=calibration)
+        self.min_confidence = min_confidence
+        self._mj_jokers: dict[str, int] = {}
+
+    def read(self, frame: npt.NDArray[np.uint8], detections: Detections | None = None) -> TableObservation:
+        """Read one frame; ``detections`` skips the recogniser (already run, or replayed)."""
+        calibration, state = self.calibrator.update(frame)
+        if calibration is None:
+            msg = "table not calibrated: ArUco markers 0-3 not found and no clicked corners"
+            return TableObservation({}, "missing", (Flag("unreadable", None, msg),), {})
+        if detections is None:
+            if self.recognizer is None:
+                raise ValueError("TableReader has no recognizer: pass detections= or a recognizer")
+            detections = self.recognizer.detect(frame)
+        return self.observe(detections, calibration, state)
+
+    def observe(self, detections: Detections, calibration: Calibration,
+                state: HomographyState = "fresh") -> TableObservation:
+        """The observation for detections already made in this calibration's image."""
+        zones = read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows)
+        flags, mahjong = evaluate(zones, self.ctx)
+        flags += self._exchange_flags(zones)
+        return TableObservation(zones, state, tuple(flags), dict(mahjong))
+
+    def _exchange_flags(self, zones: dict[str, ZoneReading]) -> list[Flag]:
+        """A joker leaving a declared Mah Jongg display between two frames (never allowed)."""
+        flags = []
+        for name, z in zones.items():
+            if z.kind != "rack":
+                continue
+            jokers = z.tiles.count(JOKER)
+            before = self._mj_jokers.get(name)
+            if before is not None and len(z.tiles) >= 13 and jokers < before and not z.uncertain:
+                flags.append(Flag("joker", name, f"{name}: a joker is being taken from a declared Mah Jongg "
+                                                 "(its jokers are frozen)"))
+            if len(z.tiles) >= 14 and not z.uncertain:
+                self._mj_jokers[name] = jokers if before is None else max(jokers, before)
+            elif len(z.tiles) < 13:
+                self._mj_jokers.pop(name, None)
+        return flags
+
+    def describe(self) -> dict[str, Any]:
+        return {"variant": self.ctx.rules.name, "tileset": self.ctx.tileset.name, "layout": self.layout.name}

@@ -39,7 +39,7 @@ class Calibration:
     image_to_table: npt.NDArray[np.float64]
     table_mm: tuple[float, float]
     image_size: tuple[int, int]  # (width, height) of the frames it applies to
-    source: str = "markers"  # "markers" | "corners"
+    source: str = "markers"  # "markers" | "markers-3" (three markers and their size) | "corners"
     corners_px: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
@@ -115,30 +115,79 @@ def find_markers(image: npt.NDArray[np.uint8], detector: cv2.aruco.ArucoDetector
     return found
 
 
-def calibrate_from_markers(image: npt.NDArray[np.uint8], table_mm: tuple[float, float]) -> Calibration:
+def _from_three(
+    found: dict[int, FloatArray], table_mm: tuple[float, float], marker_mm: float, size: tuple[int, int]
+) -> Calibration | None:
+    """Three markers: their centres and corners (each marker's turn on the table unknown, tried)."""
+    ids = [i for i in MARKER_IDS if i in found]
+    half = marker_mm / 2
+    offsets = np.array([[-half, -half], [half, -half], [half, half], [-half, half]], np.float32)
+    table = table_corners(table_mm)
+    src = np.concatenate([np.concatenate([found[i].mean(axis=0, keepdims=True), found[i]]) for i in ids])
+    best: tuple[float, npt.NDArray[np.float64]] | None = None
+    for turns in np.ndindex(*(4,) * len(ids)):
+        dst = np.concatenate(
+            [np.concatenate([table[i : i + 1], table[i] + np.roll(offsets, -t, axis=0)]) for i, t in zip(ids, turns, strict=True)]
+        )
+        hm, _ = cv2.findHomography(src, dst, 0)
+        if hm is None:
+            continue
+        back = cv2.perspectiveTransform(dst.reshape(-1, 1, 2), np.linalg.inv(hm)).reshape(-1, 2)
+        err = float(np.sqrt(np.mean(np.sum((back - src) ** 2, axis=1))))
+        if best is None or err < best[0]:
+            best = (err, hm)
+    if best is None or best[0] > 2.5:
+        return None
+    corners = cv2.perspectiveTransform(table.reshape(-1, 1, 2), np.linalg.inv(best[1])).reshape(4, 2)
+    return Calibration(np.asarray(best[1], np.float64), table_mm, size, "markers-3",
+                       tuple((float(x), float(y)) for x, y in corners))
+
+
+def solve_markers(
+    found: dict[int, FloatArray], table_mm: tuple[float, float], size: tuple[int, int], marker_mm: float | None = None
+) -> Calibration | None:
+    """A calibration from the markers found: all four centres, or three markers and their size."""
+    if all(i in found for i in MARKER_IDS):
+        centres = np.stack([found[i].mean(axis=0) for i in MARKER_IDS])
+        try:
+            return Calibration.from_corners(centres, table_mm, size, source="markers")
+        except CalibrationError:
+            return None
+    if marker_mm and sum(i in found for i in MARKER_IDS) == 3:
+        return _from_three(found, table_mm, marker_mm, size)
+    return None
+
+
+def calibrate_from_markers(
+    image: npt.NDArray[np.uint8], table_mm: tuple[float, float], marker_mm: float | None = None
+) -> Calibration:
     """One calibration from one image; raises :class:`CalibrationError` naming the missing ids."""
     found = find_markers(image)
-    missing = [i for i in MARKER_IDS if i not in found]
-    if missing:
+    cal = solve_markers(found, table_mm, (image.shape[1], image.shape[0]), marker_mm)
+    if cal is None:
+        missing = [i for i in MARKER_IDS if i not in found]
         raise CalibrationError(
             f"ArUco markers missing: ids {missing} (found {sorted(found)}); print them with "
             "'python -m companion markers' or calibrate from 4 clicked corners"
         )
-    centres = np.stack([found[i].mean(axis=0) for i in MARKER_IDS])
-    h, w = image.shape[:2]
-    return Calibration.from_corners(centres, table_mm, (w, h), source="markers")
+    return cal
 
 
 class Calibrator:
     """Finds the homography in every frame and keeps the last good one.
 
-    ``update(frame)`` returns ``(calibration or None, state)`` with state ``"fresh"`` (markers seen
-    in this frame), ``"stale"`` (not seen: the last good calibration, ``stale_frames`` frames old)
-    or ``"missing"`` (never calibrated).  A fixed calibration (clicked corners) is always fresh.
+    ``update(frame)`` returns ``(calibration or None, state)`` with state ``"fresh"`` (all four
+    markers seen in this frame), ``"stale"`` (not: the last good calibration, ``stale_frames``
+    frames old) or ``"missing"`` (never calibrated).  Three markers and their printed size stand
+    in only when there is no earlier calibration.  A fixed calibration (clicked corners) is
+    always fresh.
     """
 
-    def __init__(self, table_mm: tuple[float, float], fixed: Calibration | None = None) -> None:
+    def __init__(
+        self, table_mm: tuple[float, float], fixed: Calibration | None = None, marker_mm: float | None = None
+    ) -> None:
         self.table_mm = table_mm
+        self.marker_mm = marker_mm
         self.fixed = fixed
         self.last: Calibration | None = fixed
         self.stale_frames = 0
@@ -146,21 +195,18 @@ class Calibrator:
 
     @classmethod
     def for_layout(cls, layout: Layout, fixed: Calibration | None = None) -> Calibrator:
-        return cls(layout.table_mm, fixed)
+        return cls(layout.table_mm, fixed, layout.marker_mm)
 
     def update(self, frame: npt.NDArray[np.uint8]) -> tuple[Calibration | None, str]:
         if self.fixed is not None:
             return self.fixed, "fresh"
         found = find_markers(frame, self._detector)
-        if all(i in found for i in MARKER_IDS):
-            centres = np.stack([found[i].mean(axis=0) for i in MARKER_IDS])
-            try:
-                cal = Calibration.from_corners(centres, self.table_mm, (frame.shape[1], frame.shape[0]), "markers")
-            except CalibrationError:
-                cal = None
-            if cal is not None:
-                self.last, self.stale_frames = cal, 0
-                return cal, "fresh"
+        size = (frame.shape[1], frame.shape[0])
+        # Three markers extrapolate poorly to the far corner: the last four-marker fit is better.
+        cal = solve_markers(found, self.table_mm, size, self.marker_mm if self.last is None else None)
+        if cal is not None:
+            self.last, self.stale_frames = cal, 0
+            return cal, "fresh"
         if self.last is None:
             return None, "missing"
         self.stale_frames += 1

@@ -47,19 +47,6 @@ class Zone:
     def polygon(self) -> npt.NDArray[np.float32]:
         return np.asarray(self.polygon_mm, np.float32)
 
-    @property
-    def axis(self) -> tuple[npt.NDArray[np.float32], float]:
-        """Unit vector along the zone's long side (the way tiles line up on a rack) and its length."""
-        (_, _), (w, h), angle = cv2.minAreaRect(self.polygon)
-        theta = np.deg2rad(angle if w >= h else angle + 90.0)
-        v = np.array([np.cos(theta), np.sin(theta)], np.float32)
-        # Read left to right for the player facing the rack: make the axis point along +x, or +y.
-        if abs(v[0]) >= abs(v[1]):
-            v = v if v[0] > 0 else -v
-        else:
-            v = v if v[1] > 0 else -v
-        return v, float(max(w, h))
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -83,6 +70,18 @@ class Layout:
     @property
     def players(self) -> tuple[int, ...]:
         return tuple(sorted({z.player for z in self.zones if z.player is not None}))
+
+    def reading_axes(self, zone: Zone) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """(right, up) unit vectors of a zone as its owner sees it from the nearest table edge.
+
+        ``up`` points from the owner's edge into the table (the top of an upright tile face) and
+        ``right`` is the owner's left-to-right reading direction.
+        """
+        cx, cy = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+        w, h = self.table_mm
+        dists = {(0.0, -1.0): h - cy, (0.0, 1.0): cy, (-1.0, 0.0): w - cx, (1.0, 0.0): cx}
+        up = np.asarray(min(dists, key=lambda k: dists[k]), np.float32)
+        return np.array([-up[1], up[0]], np.float32), up
 
     def assign(self, points_mm: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Index into :attr:`zones` of the zone holding each point, or -1 for none."""

@@ -63,7 +63,7 @@ class View:
     side: str = "bottom"  # bottom | right | top | left
     tilt_deg: float = 50.0
     size: tuple[int, int] = (1280, 720)
-    back_mm: float = 250.0  # camera distance beyond the edge, measured on the table plane
+    hfov_deg: float = 66.0  # horizontal field of view of the phone's camera
     roll_deg: float = 0.0
     aim_mm: tuple[float, float] = (0.0, 0.0)  # aim offset from the table centre
 
@@ -164,14 +164,6 @@ def real_crops(per_code: int = 3, split: str = "valid") -> Faces:
 # ----------------------------------------------------------------------------- geometry
 
 
-def owner_up(zone: Zone, table_mm: tuple[float, float]) -> npt.NDArray[np.float64]:
-    """The direction a tile face's top points on a rack: from the owner's table edge inwards."""
-    cx, cy = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
-    w, h = table_mm
-    dists = {(0.0, -1.0): h - cy, (0.0, 1.0): cy, (-1.0, 0.0): w - cx, (1.0, 0.0): cx}
-    return np.asarray(min(dists, key=lambda k: dists[k]), np.float64)
-
-
 def tile_quad_mm(centre: npt.ArrayLike, up: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """The four corners of a tile, clockwise from its face's top-left (y-down table frame)."""
     c, u = np.asarray(centre, np.float64), np.asarray(up, np.float64)
@@ -180,47 +172,62 @@ def tile_quad_mm(centre: npt.ArrayLike, up: npt.ArrayLike) -> npt.NDArray[np.flo
     return np.stack([c + u * hh - r * hw, c + u * hh + r * hw, c - u * hh + r * hw, c - u * hh - r * hw])
 
 
-def camera_homography(layout: Layout, view: View) -> npt.NDArray[np.float64]:
-    """Table millimetres -> image pixels for a pinhole camera at ``view``, fitted to show the table."""
-    w, h = layout.table_mm
-    centre = np.array([w / 2, h / 2])
-    normal = {"bottom": (0, 1), "top": (0, -1), "right": (1, 0), "left": (-1, 0)}[view.side]
-    n = np.asarray(normal, np.float64)
-    half = h / 2 if n[1] else w / 2
-    ground = centre + n * (half + view.back_mm)
-    target = centre + np.asarray(view.aim_mm)
-    height = float(np.linalg.norm(ground - target)) / np.tan(np.deg2rad(view.tilt_deg))
-    cam = np.array([ground[0], ground[1], -height])
-    z = np.array([target[0], target[1], 0.0]) - cam
+def _look_at(cam: npt.NDArray[np.float64], target: npt.NDArray[np.float64], roll_deg: float) -> npt.NDArray[np.float64]:
+    """World-to-camera rotation (OpenCV axes) for a camera at ``cam`` looking at ``target``."""
+    z = target - cam
     z /= np.linalg.norm(z)
-    x = np.cross(z, [0.0, 0.0, -1.0])
+    x = np.cross(z, [0.0, 0.0, -1.0])  # the table frame's z points down into the table
     x /= np.linalg.norm(x)
     y = np.cross(z, x)
-    a = np.deg2rad(view.roll_deg)
+    a = np.deg2rad(roll_deg)
     x, y = np.cos(a) * x + np.sin(a) * y, -np.sin(a) * x + np.cos(a) * y
-    rot = np.stack([x, y, z])
-    t = -rot @ cam
-    ext = np.column_stack([rot[:, 0], rot[:, 1], t])
-    m = layout.marker_mm
-    pts = np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]], np.float64)
-    proj = (ext @ np.column_stack([pts, np.ones(4)]).T).T
-    xn, yn = proj[:, 0] / proj[:, 2], proj[:, 1] / proj[:, 2]
+    return np.stack([x, y, z])
+
+
+def camera_homography(layout: Layout, view: View) -> npt.NDArray[np.float64]:
+    """Table millimetres -> image pixels for a phone at ``view``.
+
+    The phone looks at the aim point with the view's tilt from vertical and horizontal field
+    of view; it stands as close as it can while the whole table and its markers stay in frame.
+    """
+    w, h = layout.table_mm
+    n = np.asarray({"bottom": (0, 1), "top": (0, -1), "right": (1, 0), "left": (-1, 0)}[view.side], np.float64)
+    target = np.array([w / 2 + view.aim_mm[0], h / 2 + view.aim_mm[1], 0.0])
+    th = np.deg2rad(view.tilt_deg)
+    ray = np.array([n[0] * np.sin(th), n[1] * np.sin(th), -np.cos(th)])
     iw, ih = view.size
-    f = min(iw * 0.94 / np.ptp(xn), ih * 0.94 / np.ptp(yn))
-    px, py = iw / 2 - f * (xn.max() + xn.min()) / 2, ih / 2 - f * (yn.max() + yn.min()) / 2
-    k = np.array([[f, 0, px], [0, f, py], [0, 0, 1]])
-    out = k @ ext
-    return np.asarray(out / out[2, 2], np.float64)
+    f = (iw / 2) / np.tan(np.deg2rad(view.hfov_deg) / 2)
+    k = np.array([[f, 0, iw / 2], [0, f, ih / 2], [0, 0, 1]])
+    m = layout.marker_mm
+    pts = np.array([[-m, -m, 1], [w + m, -m, 1], [w + m, h + m, 1], [-m, h + m, 1]], np.float64)
+
+    def homography(dist: float) -> npt.NDArray[np.float64]:
+        cam = target + ray * dist
+        rot = _look_at(cam, target, view.roll_deg)
+        return np.asarray(k @ np.column_stack([rot[:, 0], rot[:, 1], -rot @ cam]), np.float64)
+
+    def fits(hm: npt.NDArray[np.float64]) -> bool:
+        p = (hm @ pts.T).T
+        if (p[:, 2] <= 0).any():
+            return False
+        u, v = p[:, 0] / p[:, 2], p[:, 1] / p[:, 2]
+        return bool((u > 0.02 * iw).all() and (u < 0.98 * iw).all() and (v > 0.02 * ih).all() and (v < 0.98 * ih).all())
+
+    lo, hi = 100.0, 20000.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if fits(homography(mid)) else (mid, hi)
+    hm = homography(hi)
+    return np.asarray(hm / hm[2, 2], np.float64)
 
 
 # ----------------------------------------------------------------------------- placement
 
 
-def _rack_frame(zone: Zone, table_mm: tuple[float, float]) -> tuple[npt.NDArray[np.float64], ...]:
+def _rack_frame(zone: Zone, layout: Layout) -> tuple[npt.NDArray[np.float64], ...]:
     """Centre, reading direction, up direction, length and depth of a rack zone."""
     (cx, cy), (a, b), _ = cv2.minAreaRect(zone.polygon)
-    up = owner_up(zone, table_mm)
-    right = np.array([-up[1], up[0]])
+    right, up = (v.astype(np.float64) for v in layout.reading_axes(zone))
     length, depth = (a, b) if abs(right[0]) > abs(right[1]) else (b, a)
     if abs(right[0]) < 1e-6 or abs(right[1]) < 1e-6:
         bbox = zone.polygon.max(axis=0) - zone.polygon.min(axis=0)
@@ -229,10 +236,10 @@ def _rack_frame(zone: Zone, table_mm: tuple[float, float]) -> tuple[npt.NDArray[
 
 
 def _place_rack(
-    zone: Zone, rack: RackScene, table_mm: tuple[float, float], rng: np.random.Generator
+    zone: Zone, rack: RackScene, layout: Layout, rng: np.random.Generator
 ) -> list[tuple[str, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
     """(code, group, centre_mm, up) for every tile of one rack."""
-    centre, right, up, (length, depth) = _rack_frame(zone, table_mm)
+    centre, right, up, (length, depth) = _rack_frame(zone, layout)
     row_off = max(0.0, depth / 2 - TILE_H_MM / 2 - 2.0)
     placed = []
     for row, items in enumerate(_rack_rows(rack, rng)):
@@ -385,7 +392,7 @@ def render_table(
     placed = []
     for zone in layout.zones:
         if zone.kind == "rack" and zone.name in scene.racks:
-            placed += [(zone.name, *p) for p in _place_rack(zone, scene.racks[zone.name], layout.table_mm, rng)]
+            placed += [(zone.name, *p) for p in _place_rack(zone, scene.racks[zone.name], layout, rng)]
         elif zone.kind == "discards" and scene.discards:
             placed += [(zone.name, *p) for p in _place_discards(zone, scene.discards, rng)]
     unknown = set(scene.racks) - {z.name for z in layout.racks}
@@ -415,7 +422,7 @@ def random_view(seed: int, size: tuple[int, int] = (1280, 720), side: str | None
         side=side or str(rng.choice(["bottom", "bottom", "right", "left", "top"])),
         tilt_deg=float(rng.uniform(30, 70)),
         size=size,
-        back_mm=float(rng.uniform(150, 400)),
+        hfov_deg=float(rng.uniform(58, 78)),
         roll_deg=float(rng.normal(0, 3)),
         aim_mm=(float(rng.normal(0, 40)), float(rng.normal(0, 40))),
     )

@@ -1,0 +1,196 @@
+"""What the rules say about one frame's zone readings: flags and displayed Mah Jonggs.
+
+``evaluate(zones, ctx)`` returns ``(flags, mahjong)``.  Flag kinds:
+
+* ``unreadable`` - a rack tile read with low confidence; that rack is then never called dead.
+* ``wrong_rack`` - the rack's exposures together fit no exposed card hand (SIA-12), or a 14-tile
+  display matches no hand (Mah Jongg in error).
+* ``tile_count`` - an exposure of an impossible size; a Mah Jongg rack not holding exactly 14;
+  more copies of a tile in view than the set holds; a player's visible total (faces + backs)
+  off the variant's count (rules-spec 2.4).
+* ``joker`` - a joker in a pair or single, an exposure of only jokers.  (A joker taken from a
+  declared Mah Jongg needs two frames: :class:`companion.table.TableReader` checks it.)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from companion.rules.card_model import Card
+from companion.rules.matcher import joker_problems, match, rack_viability
+from companion.rules.settle import mj_score
+from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TileSet
+from companion.rules.variants import SiameseRules
+from companion.table_types import Flag, ZoneReading
+
+MJ_SIZE = 14
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """The rules a reading is judged by."""
+
+    rules: SiameseRules
+    tileset: TileSet
+    card: Card | None = None
+    count_backs: bool = True
+
+    @property
+    def chows(self) -> bool:
+        return self.rules.name in ("wp", "chinese")
+
+
+def _uncertain_groups(z: ZoneReading) -> set[int]:
+    bad = set(z.uncertain)
+    return {k for k, span in enumerate(z.exposure_spans()) if bad & set(span)}
+
+
+def _unreadable(z: ZoneReading) -> Flag:
+    shown = ", ".join(f"#{i + 1} (read {z.tiles[i]})" for i in z.uncertain)
+    return Flag("unreadable", z.name, f"{z.name}: tile(s) {shown} too uncertain to judge this rack")
+
+
+def _exposure_flags(z: ZoneReading, ctx: RuleContext, skip: set[int]) -> list[Flag]:
+    flags: list[Flag] = []
+    max_size = 4 if ctx.chows else 6
+    for k, exp in enumerate(z.exposures):
+        if k in skip:
+            continue
+        shown = " ".join(exp)
+        for problem in joker_problems(exp) if JOKER in exp else []:
+            if "joker" in problem:
+                flags.append(Flag("joker", z.name, f"{z.name}: [{shown}]: {problem}"))
+        if len(exp) < 3 and JOKER not in exp:
+            flags.append(Flag("tile_count", z.name, f"{z.name}: [{shown}] is an exposure of {len(exp)} tile(s); "
+                                                    "only pungs, kongs, quints and sextets are exposed"))
+        elif len(exp) > max_size:
+            flags.append(Flag("tile_count", z.name, f"{z.name}: [{shown}] is an exposure of {len(exp)} tiles; "
+                                                    f"no group is larger than {max_size}"))
+    return flags
+
+
+def _wrong_rack(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
+    if ctx.card is None or not z.exposures:
+        return []
+    usable = [e for e in z.exposures if 3 <= len(e) <= 6 and not joker_problems(e)]
+    if len(usable) != len(z.exposures):
+        return []  # the malformed exposure is flagged already; judge the rack once it is fixed
+    try:
+        v = rack_viability(ctx.card, usable)
+    except ValueError:
+        return []
+    if not v.dead:
+        return []
+    return [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {v.reason}")]
+
+
+def mahjong_entry(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] | None:
+    """The best-scoring card hand a 14-tile display matches, scored as a first Mah Jongg."""
+    if ctx.card is None:
+        return None
+    try:
+        found = match(ctx.card, list(z.tiles))
+    except ValueError:
+        return None
+    best: dict[str, Any] | None = None
+    for m in found:
+        event = {"value": m.value, "jokerless": m.jokerless, "singles_and_pairs": m.singles_and_pairs,
+                 "has_quint": m.has_quint}
+        score = mj_score(ctx.rules, event, 1)
+        if best is None or score > best["value"]:
+            best = {"hand": m.hand_id, "value": score, "jokerless": m.jokerless, "card_value": m.value}
+    return best
+
+
+def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | None) -> list[Flag]:
+    flags: list[Flag] = []
+    n = len(z.tiles)
+    if n > MJ_SIZE:
+        flags.append(Flag("tile_count", z.name, f"{z.name}: {n} face-up tiles; a Mah Jongg display holds exactly 14"))
+    if ctx.rules.mj_rack_exclusive and z.face_down:
+        flags.append(Flag("tile_count", z.name, f"{z.name}: a Mah Jongg rack must hold only its 14 tiles; "
+                                                f"{z.face_down} more lie on it"))
+    if n == MJ_SIZE and entry is None and ctx.card is not None:
+        for exp in z.exposures:
+            if JOKER in exp and len(exp) < 3:
+                flags.append(Flag("joker", z.name, f"{z.name}: [{' '.join(exp)}]: a joker in a pair or single"))
+        if not z.uncertain:
+            flags.append(Flag("wrong_rack", z.name, f"{z.name}: the 14 displayed tiles match no hand on the card "
+                                                    "(Mah Jongg in error)"))
+    return flags
+
+
+def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, Any] | None, bool]:
+    """Flags for one rack, its Mah Jongg entry, and whether it shows a Mah Jongg display."""
+    flags = [_unreadable(z)] if z.uncertain else []
+    if len(z.tiles) >= MJ_SIZE:
+        entry = mahjong_entry(z, ctx) if len(z.tiles) == MJ_SIZE and not z.uncertain else None
+        return flags + _display_flags(z, ctx, entry), entry, True
+    skip = _uncertain_groups(z)
+    flags += _exposure_flags(z, ctx, skip)
+    if not z.uncertain:
+        flags += _wrong_rack(z, ctx)
+    return flags, None, False
+
+
+def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
+    """More copies of a tile in view than the set holds (uncertain reads not counted)."""
+    seen: Counter[str] = Counter()
+    where: dict[str, str] = {}
+    for z in zones.values():
+        bad = set(z.uncertain)
+        for i, code in enumerate(z.tiles):
+            if i not in bad and code != BACK:
+                seen[code] += 1
+                where.setdefault(code, z.name)
+    flags = []
+    for code, n in sorted(ctx.tileset.over_limit(seen.elements()).items()):
+        have = ctx.tileset.copies_of(code)
+        flags.append(Flag("tile_count", where[code], f"{n} x {code} in view; the {ctx.tileset.name} set holds {have}"))
+    return flags
+
+
+def _player_total(racks: list[ZoneReading], ctx: RuleContext) -> tuple[int, int]:
+    flowers = set(CHINESE_FLOWERS + SEASONS) | ({FLOWER} if ctx.chows else set())
+    total = sum(z.face_down + sum(1 for c in z.tiles if c not in flowers) for z in racks)
+    kongs = 0
+    if ctx.rules.kong_replacement:
+        kongs = sum(1 for z in racks for e in z.exposures if len(e) == 4 and len(set(e) - {JOKER}) == 1)
+    return total, kongs
+
+
+def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
+    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4)."""
+    if not ctx.count_backs:
+        return []
+    players: dict[int, list[ZoneReading]] = {}
+    for z in zones.values():
+        if z.kind == "rack" and z.player is not None:
+            players.setdefault(z.player, []).append(z)
+    flags = []
+    for p, racks in sorted(players.items()):
+        total, kongs = _player_total(racks, ctx)
+        off = ctx.rules.hand_total + kongs
+        if total == 0 or total in (off, off + 1) or any(z.uncertain for z in racks):
+            continue
+        word = "too many" if total > off + 1 else "too few"
+        flags.append(Flag("tile_count", racks[0].name, f"player {p} shows {total} tiles ({word}): expected {off} "
+                                                       f"off-turn or {off + 1} on-turn"))
+    return flags
+
+
+def evaluate(zones: dict[str, ZoneReading], ctx: RuleContext) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
+    """All flags for one frame, and the Mah Jongg entry of every rack showing a display."""
+    flags: list[Flag] = []
+    mahjong: dict[str, dict[str, Any] | None] = {}
+    for z in zones.values():
+        if z.kind != "rack":
+            continue
+        f, entry, is_display = rack_flags(z, ctx)
+        flags += f
+        mahjong[z.name] = entry if is_display else None
+    flags += copies_flags(zones, ctx)
+    flags += totals_flags(zones, ctx)
+    return flags, mahjong

@@ -1,0 +1,124 @@
+"""Grouping the face-up tiles of one rack into exposures.
+
+Tiles are ordered along the rack's long axis (row by row when a rack holds two rows).  A run of
+touching tiles of one kind plus jokers is one exposure; a gap, or a change of kind inside a
+touching run, starts the next.  Jokers between two kinds go to the group that still needs them
+to reach a pung.  With ``chows=True`` (Chinese-style and WP tables) three touching singles of one
+suit in sequence form one chow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from companion.rules.tiles import JOKER, rank_of, suit_of
+
+TOUCH_RATIO = 1.22
+"""Neighbours whose centres are closer than this many tile widths touch (a gap of ~5 mm)."""
+
+
+@dataclass(frozen=True)
+class SeenTile:
+    """One detected tile in table coordinates: position along the rack and across it, its size."""
+
+    code: str
+    along: float
+    across: float
+    width: float  # extent along the rack, mm
+    height: float  # extent across the rack, mm
+    confidence: float = 1.0
+
+
+def _median(values: Sequence[float], default: float) -> float:
+    vals = sorted(v for v in values if v > 0)
+    return vals[len(vals) // 2] if vals else default
+
+
+def order_rows(tiles: Sequence[SeenTile]) -> list[list[int]]:
+    """Indexes of ``tiles`` split into rows across the rack, each row ordered along it."""
+    if not tiles:
+        return []
+    h = _median([t.height for t in tiles], 32.0)
+    by_across = sorted(range(len(tiles)), key=lambda i: tiles[i].across)
+    rows: list[list[int]] = [[by_across[0]]]
+    for i in by_across[1:]:
+        if tiles[i].across - tiles[rows[-1][-1]].across > 0.55 * h:
+            rows.append([])
+        rows[-1].append(i)
+    return [sorted(r, key=lambda i: tiles[i].along) for r in rows]
+
+
+def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[int]]:
+    """Split one ordered row where neighbours do not touch."""
+    if not row:
+        return []
+    w = _median([tiles[i].width for i in row], 24.0)
+    runs: list[list[int]] = [[row[0]]]
+    for prev, cur in zip(row, row[1:], strict=False):
+        if tiles[cur].along - tiles[prev].along > TOUCH_RATIO * w:
+            runs.append([])
+        runs[-1].append(cur)
+    return runs
+
+
+def split_kinds(codes: Sequence[str]) -> list[list[int]]:
+    """Positions of one touching run split where the natural kind changes; jokers attached."""
+    groups: list[list[int]] = []
+    kind: str | None = None
+    pending: list[int] = []
+    for i, code in enumerate(codes):
+        if code == JOKER:
+            pending.append(i)
+            continue
+        if kind is None or code == kind:
+            if not groups:
+                groups.append([])
+            groups[-1].extend(pending + [i])
+        else:
+            # Jokers between two kinds complete the earlier group if it is still short of a pung.
+            keep = pending if groups and len(groups[-1]) < 3 else []
+            if groups:
+                groups[-1].extend(keep)
+            groups.append([j for j in pending if j not in keep] + [i])
+        kind, pending = code, []
+    if pending:
+        if groups:
+            groups[-1].extend(pending)
+        else:
+            groups.append(pending)
+    return [sorted(g) for g in groups]
+
+
+def _is_chow(codes: Sequence[str]) -> bool:
+    suits = {suit_of(c) for c in codes}
+    ranks = sorted(rank_of(c) or 0 for c in codes)
+    return len(codes) == 3 and len(suits) == 1 and None not in suits and ranks == list(range(ranks[0], ranks[0] + 3))
+
+
+def merge_chows(codes: Sequence[str], groups: list[list[int]]) -> list[list[int]]:
+    """Three consecutive single-tile groups of one suit in sequence become one chow."""
+    out: list[list[int]] = []
+    k = 0
+    while k < len(groups):
+        window = groups[k : k + 3]
+        if len(window) == 3 and all(len(g) == 1 for g in window) and _is_chow([codes[g[0]] for g in window]):
+            out.append([g[0] for g in window])
+            k += 3
+        else:
+            out.append(groups[k])
+            k += 1
+    return out
+
+
+def group_exposures(tiles: Sequence[SeenTile], chows: bool = False) -> list[list[int]]:
+    """Exposures as lists of indexes into ``tiles`` (face-up tiles of one rack), in reading order."""
+    exposures: list[list[int]] = []
+    for row in order_rows(tiles):
+        for run in touching_runs(tiles, row):
+            codes = [tiles[i].code for i in run]
+            groups = split_kinds(codes)
+            if chows:
+                groups = merge_chows(codes, groups)
+            exposures.extend([run[j] for j in g] for g in groups)
+    return exposures

@@ -1,0 +1,75 @@
+"""The values of table understanding: what the camera saw per zone, and what the rules say.
+
+:class:`ZoneReading` (one zone's tiles, exposures and backs), :class:`Flag` (a rule problem) and
+:class:`TableObservation` (one frame).  Re-exported by :mod:`companion.table`, the one meeting
+point between perception and rules; ``to_json`` gives the ``analyze --json`` shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+HomographyState = Literal["fresh", "stale", "missing"]
+FLAG_KINDS = ("wrong_rack", "tile_count", "joker", "unreadable")
+
+
+@dataclass(frozen=True)
+class ZoneReading:
+    """The face-up tiles of one zone, grouped into exposures on a rack.
+
+    On a rack, ``tiles`` is the exposures laid end to end in reading order; ``uncertain`` holds
+    indexes into ``tiles`` read with low confidence.
+    """
+
+    name: str
+    kind: str  # "rack" | "discards" | other layout kinds
+    tiles: tuple[str, ...]
+    exposures: tuple[tuple[str, ...], ...] = ()
+    face_down: int = 0
+    player: int | None = None
+    hand: str | None = None
+    uncertain: tuple[int, ...] = ()  # indexes into ``tiles`` read with low confidence
+
+    def exposure_spans(self) -> list[range]:
+        """Index ranges into ``tiles`` of each exposure."""
+        spans, start = [], 0
+        for e in self.exposures:
+            spans.append(range(start, start + len(e)))
+            start += len(e)
+        return spans
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tiles": list(self.tiles),
+            "exposures": [list(e) for e in self.exposures],
+            "face_down": self.face_down,
+        }
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something the rules say about the table: ``wrong_rack``, ``tile_count``, ``joker``, ``unreadable``."""
+
+    kind: str
+    zone: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "zone": self.zone, "message": self.message}
+
+
+@dataclass(frozen=True)
+class TableObservation:
+    zones: dict[str, ZoneReading]
+    homography: HomographyState = "missing"
+    flags: tuple[Flag, ...] = ()
+    mahjong: dict[str, dict[str, object] | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "zones": {name: z.to_json() for name, z in self.zones.items()},
+            "flags": [f.to_json() for f in self.flags],
+            "mahjong": dict(self.mahjong),
+            "homography": self.homography,
+        }
