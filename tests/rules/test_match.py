@@ -125,3 +125,20 @@ def test_nearest_respects_exposures_and_concealed_hands() -> None:
     assert [n.hand_id for n in ranked] == ["ln1", "ln2"]
     assert (ranked[0].missing, ranked[1].missing) == (7, 10)  # ln2 needs an even x: S kong + 2 pungs
     assert nearest(card, [], limit=0) == []
+
+
+def test_royale_quint_exception_and_nojoker_groups() -> None:
+    from companion.rules.card import parse_card
+
+    line = 'hand q "Q" : NN xxxxxg xxxxxr DDb ; exposed ; 40\nhand p "P" : !FFFF 1111g 9999g 55r ; exposed ; 30\n'
+    tiles = "N N 8C 8C 8C 8C 8C 8B 8B 8B 8B 8B WD WD".split()
+    royale = parse_card('card "r" copies=8\n' + line)
+    one_set = parse_card('card "o"\n' + line)
+    (m8,) = match(royale, tiles)
+    assert m8.has_quint and m8.jokerless and not m8.bonus_eligible
+    (m4,) = match(one_set, tiles)  # five naturals cannot exist in one set, but the count test alone decides
+    assert m4.has_quint and m4.bonus_eligible
+    # a no-joker group is not exposable before Mah Jongg, but a natural display of it matches at Mah Jongg
+    assert rack_viability(one_set, [["F", "F", "F", "F"]]).dead
+    assert [m.hand_id for m in match(one_set, "1B 1B 1B 1B 9B 9B 9B 9B 5C 5C".split(), [["F"] * 4])] == ["p"]
+    assert match(one_set, "1B 1B 1B 1B 9B 9B 9B 9B 5C 5C".split(), [["F", "F", "J", "F"]]) == []
