@@ -58,10 +58,10 @@ class Calibration:
         pts = np.asarray(points_px, np.float32).reshape(-1, 2)
         if pts.shape != (4, 2):
             raise CalibrationError(f"need 4 corner points [[x, y], ...], got {pts.shape[0]}")
-        if abs(cv2.contourArea(pts)) < 100.0:
-            raise CalibrationError(f"corner points enclose almost no area: {pts.tolist()}")
         if not cv2.isContourConvex(pts):
             raise CalibrationError(f"corner points do not form a convex quadrilateral in order: {pts.tolist()}")
+        if abs(cv2.contourArea(pts)) < 100.0:
+            raise CalibrationError(f"corner points enclose almost no area: {pts.tolist()}")
         h = cv2.getPerspectiveTransform(pts, table_corners(table_mm))
         corners = tuple((float(x), float(y)) for x, y in pts)
         return cls(np.asarray(h, np.float64), (float(table_mm[0]), float(table_mm[1])), image_size, source, corners)

@@ -128,9 +128,6 @@ def _segments_cross(a: tuple[float, float], b: tuple[float, float], c: tuple[flo
 def _check_polygon(poly: tuple[tuple[float, float], ...], where: str, table: tuple[float, float]) -> None:
     if len(poly) < 3:
         raise LayoutError(f"{where}: polygon_mm needs at least 3 points, got {len(poly)}")
-    area = cv2.contourArea(np.asarray(poly, np.float32))
-    if area <= 1.0:
-        raise LayoutError(f"{where}: polygon_mm has no area (points in a line?)")
     n = len(poly)
     for i in range(n):
         for j in range(i + 2, n):
@@ -138,6 +135,8 @@ def _check_polygon(poly: tuple[tuple[float, float], ...], where: str, table: tup
                 continue
             if _segments_cross(poly[i], poly[(i + 1) % n], poly[j], poly[(j + 1) % n]):
                 raise LayoutError(f"{where}: polygon_mm crosses itself (edges {i} and {j})")
+    if abs(cv2.contourArea(np.asarray(poly, np.float32))) <= 1.0:
+        raise LayoutError(f"{where}: polygon_mm has no area (points in a line?)")
     w, h = table
     for x, y in poly:
         if not (-1e-6 <= x <= w + 1e-6 and -1e-6 <= y <= h + 1e-6):
@@ -153,13 +152,13 @@ def _number(value: Any, where: str) -> float:
 def _parse_zone(raw: Any, where: str, table: tuple[float, float]) -> Zone:
     if not isinstance(raw, dict):
         raise LayoutError(f"{where}: a zone must be an object, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - _ZONE_KEYS)
-    if unknown:
-        raise LayoutError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_ZONE_KEYS)}")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise LayoutError(f"{where}: zone needs a non-empty string 'name'")
     where = f"{where} ({name!r})"
+    unknown = sorted(set(raw) - _ZONE_KEYS)
+    if unknown:
+        raise LayoutError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_ZONE_KEYS)}")
     kind = raw.get("kind")
     if kind not in ZONE_KINDS:
         raise LayoutError(f"{where}: kind must be one of {list(ZONE_KINDS)}, got {kind!r}")

@@ -1,0 +1,59 @@
+"""Shared helpers of the table tests: a fixed phone view, scene builders, a reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from companion.rules.card import load_card
+from companion.rules.card_model import Card
+from companion.rules.tiles import parse_tiles
+from companion.table import TableObservation, TableReader
+from vision.layout import Layout, load_layout
+from vision.render import RackScene, RenderedTable, Scene, View, render_table
+
+DATA = Path(__file__).resolve().parent / "data"
+SIAMESE = load_layout("siamese-2")
+CARD: Card = load_card(DATA / "spec-example.mjcard")
+VIEW = View(side="bottom", tilt_deg=45.0, size=(1280, 720))
+
+
+def exps(*groups: str) -> tuple[tuple[str, ...], ...]:
+    """``exps("8C 8C J", "N N N N")`` -> exposures as code tuples."""
+    return tuple(tuple(parse_tiles(g)) for g in groups)
+
+
+def player(prefix: str, a: tuple[tuple[str, ...], ...] = (), b: tuple[tuple[str, ...], ...] = (),
+           total: int = 27) -> dict[str, RackScene]:
+    """Two racks of one player holding ``total`` tiles: exposures face up, the rest as backs."""
+    shown = sum(len(e) for e in a + b)
+    hidden = max(0, total - shown)
+    return {f"{prefix}-A": RackScene(a, hidden // 2), f"{prefix}-B": RackScene(b, hidden - hidden // 2)}
+
+
+def table(p1: dict[str, RackScene] | None = None, p2: dict[str, RackScene] | None = None,
+          discards: str = "", seed: int = 1, layout: Layout = SIAMESE, **kw: object) -> RenderedTable:
+    racks = {**(p1 if p1 is not None else player("P1")), **(p2 if p2 is not None else player("P2"))}
+    scene = Scene(racks, tuple(parse_tiles(discards)))
+    return render_table(layout, scene, seed=seed, view=kw.pop("view", VIEW), **kw)  # type: ignore[arg-type]
+
+
+def read(r: RenderedTable, variant: str = "mjm", card: Card | None = CARD, low: tuple[int, ...] = (),
+         reader: TableReader | None = None, **kw: object) -> TableObservation:
+    """Read the rendered table with its true detections; ``low`` lowers those tiles' confidence."""
+    det = r.detections()
+    if low:
+        conf = det.confidence.copy()
+        conf[list(low)] = 0.3
+        det = type(det)(det.boxes, det.quads, det.codes, conf.astype(np.float32))
+    reader = reader or TableReader(r.layout, card=card, variant=variant, **kw)  # type: ignore[arg-type]
+    return reader.read(r.image, det)
+
+
+def flags_of(obs: TableObservation, kind: str) -> list[str | None]:
+    return [f.zone for f in obs.flags if f.kind == kind]
+
+
+def tile_index(r: RenderedTable, zone: str, code: str) -> int:
+    return next(i for i, t in enumerate(r.tiles) if t.zone == zone and t.code == code)

@@ -1,0 +1,104 @@
+"""Each flag kind from rendered tables read with their true detections, and racks left alone."""
+
+from __future__ import annotations
+
+from table_helpers import CARD, exps, flags_of, player, read, table, tile_index
+
+from companion.table import TableReader
+from vision.layout import load_layout
+from vision.render import RackScene
+
+LN1 = exps("7C 7C 7C", "7B 7B 7B", "7D 7D 7D 7D", "N N N N")
+
+
+def test_correct_racks_are_not_flagged() -> None:
+    r = table(player("P1", exps("8C 8C J", "N N N N"), exps("1D 1D 1D")), player("P2", exps("GD GD GD GD", "4C 4C 4C 4C")))
+    obs = read(r)
+    assert obs.homography == "fresh"
+    assert obs.flags == ()
+    assert [list(e) for e in obs.zones["P1-A"].exposures] == [["8C", "8C", "J"], ["N", "N", "N", "N"]]
+    assert obs.zones["P2-A"].exposures == exps("GD GD GD GD", "4C 4C 4C 4C")
+    assert obs.zones["P1-A"].face_down + obs.zones["P1-B"].face_down == 27 - 10
+
+
+def test_wrong_rack_is_a_dead_hand() -> None:
+    r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E")))
+    obs = read(r)
+    assert flags_of(obs, "wrong_rack") == ["P1-B"]
+    assert "dead" in next(f.message for f in obs.flags if f.kind == "wrong_rack")
+
+
+def test_uncertain_tile_gives_unreadable_never_a_dead_hand() -> None:
+    r = table(player("P1", (), exps("N N N", "E E E")))
+    obs = read(r, low=(tile_index(r, "P1-B", "E"),))
+    assert flags_of(obs, "wrong_rack") == []
+    assert flags_of(obs, "unreadable") == ["P1-B"]
+
+
+def test_exposure_of_impossible_size() -> None:
+    obs = read(table(player("P1", exps("5D 5D"))))
+    assert flags_of(obs, "tile_count") == ["P1-A"]
+    assert flags_of(obs, "wrong_rack") == []
+
+
+def test_joker_in_a_pair() -> None:
+    obs = read(table(player("P1", exps("5D J"))))
+    assert flags_of(obs, "joker") == ["P1-A"]
+
+
+def test_too_many_copies_in_view() -> None:
+    obs = read(table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B"))
+    msgs = [f.message for f in obs.flags if f.kind == "tile_count"]
+    assert len(msgs) == 1 and "5 x 3D" in msgs[0]
+
+
+def test_player_total_off_the_count() -> None:
+    obs = read(table(p2=player("P2", exps("1D 1D 1D"), total=30)))
+    assert flags_of(obs, "tile_count") == ["P2-A"]
+    assert "too many" in obs.flags[0].message
+    assert read(table(p2=player("P2", total=28))).flags == ()  # on-turn count is fine
+
+
+def test_displayed_mahjong_scored() -> None:
+    obs = read(table(player("P1", LN1, total=27)))
+    assert obs.mahjong["P1-A"] == {"hand": "ln1", "value": 50, "jokerless": True, "card_value": 25}
+    assert obs.mahjong["P1-B"] is None
+    assert obs.flags == ()
+    with_joker = exps("7C 7C 7C", "7B J 7B", "7D 7D 7D 7D", "N N N N")
+    obs = read(table(player("P1", with_joker, total=27)))
+    assert obs.mahjong["P1-A"] == {"hand": "ln1", "value": 25, "jokerless": False, "card_value": 25}
+
+
+def test_mahjong_in_error_and_oversized_display() -> None:
+    wrong = exps("7C 7C 7C", "7B 7B 7B", "6D 6D 6D 6D", "N N N N")
+    obs = read(table(player("P1", wrong)))
+    assert obs.mahjong["P1-A"] is None
+    assert flags_of(obs, "wrong_rack") == ["P1-A"]
+    obs = read(table(player("P1", LN1 + exps("2B"), total=28)))
+    assert "P1-A" in flags_of(obs, "tile_count")
+
+
+def test_royale_mahjong_rack_holds_only_14() -> None:
+    royale = load_layout("royale-4")
+    racks = {"P1-A": RackScene(LN1, 3), "P1-B": RackScene((), 10)}
+    obs = read(table(racks, {}, layout=royale), variant="royale", count_backs=False)
+    assert flags_of(obs, "tile_count") == ["P1-A"]
+    racks = {"P1-A": RackScene(LN1, 0), "P1-B": RackScene((), 13)}
+    assert read(table(racks, {}, layout=royale), variant="royale", count_backs=False).flags == ()
+
+
+def test_joker_taken_from_a_declared_mahjong() -> None:
+    before = exps("7C 7C 7C", "7B J 7B", "7D 7D 7D 7D", "N N N N")
+    after = exps("7C 7C 7C", "7B 7B 7B", "7D 7D 7D 7D", "N N N N")
+    reader = TableReader(table().layout, card=CARD, variant="mjm")
+    first = read(table(player("P1", before)), reader=reader)
+    assert flags_of(first, "joker") == []
+    second = read(table(player("P1", after), seed=2), reader=reader)
+    assert flags_of(second, "joker") == ["P1-A"]
+
+
+def test_chinese_chows_and_a_joker_not_in_the_set() -> None:
+    r = table(player("P1", exps("1B 2B 3B", "E E E"), total=13), player("P2", exps("J 5D 5D"), total=13))
+    obs = read(r, variant="chinese", card=None)
+    assert obs.zones["P1-A"].exposures == exps("1B 2B 3B", "E E E")
+    assert any("J in view" in f.message for f in obs.flags if f.kind == "tile_count")

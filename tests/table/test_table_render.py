@@ -1,0 +1,78 @@
+"""The synthetic table renderer: deterministic, truthful, and within its stated views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from table_helpers import SIAMESE, exps, player, table
+
+from companion.rules.tiles import AMERICAN
+from vision.layout import load_layout
+from vision.render import (
+    RackScene,
+    Scene,
+    View,
+    random_scene,
+    random_view,
+    real_crops,
+    render_table,
+    shared_data_dir,
+)
+
+
+def test_same_seed_same_image_other_seed_other_image() -> None:
+    scene = random_scene(SIAMESE, 4)
+    a = render_table(SIAMESE, scene, seed=4)
+    b = render_table(SIAMESE, scene, seed=4)
+    c = render_table(SIAMESE, scene, seed=5)
+    assert np.array_equal(a.image, b.image) and a.tiles == b.tiles
+    assert not np.array_equal(a.image, c.image)
+
+
+def test_truth_matches_scene_and_lies_in_the_image() -> None:
+    r = table(player("P1", exps("8C 8C J", "N N N N"), exps("1D 1D 1D")), discards="RD 2B 2B")
+    assert [t.code for t in r.tiles if t.zone == "P1-A" and t.code != "BK"] == ["8C", "8C", "J", "N", "N", "N", "N"]
+    assert sorted(t.code for t in r.tiles if t.zone == "discards") == ["2B", "2B", "RD"]
+    assert sum(t.code == "BK" for t in r.tiles if t.zone in ("P1-A", "P1-B")) == 27 - 10
+    quads = np.array([t.quad_px for t in r.tiles])
+    assert (quads >= 0).all() and (quads[..., 0] < 1280).all() and (quads[..., 1] < 720).all()
+    zones = SIAMESE.assign([t.centre_mm for t in r.tiles])
+    assert [SIAMESE.zones[i].name for i in zones] == [t.zone for t in r.tiles]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_views_keep_the_stated_tilt_and_the_whole_table(seed: int) -> None:
+    view = random_view(seed)
+    assert 30 <= view.tilt_deg <= 70
+    r = render_table(SIAMESE, Scene({}), seed=seed, view=view)
+    corners = np.array([[0, 0, 1], [900, 0, 1], [900, 900, 1], [0, 900, 1]], float)
+    p = (r.table_to_image @ corners.T).T
+    uv = p[:, :2] / p[:, 2:]
+    assert (uv > 0).all() and (uv[:, 0] < 1280).all() and (uv[:, 1] < 720).all()
+
+
+def test_random_scenes_respect_the_set_and_the_counts() -> None:
+    layout = load_layout("royale-4")
+    for seed in range(5):
+        scene = random_scene(layout, seed)
+        shown = [c for rack in scene.racks.values() for e in rack.exposures for c in e] + list(scene.discards)
+        assert AMERICAN.over_limit(shown) == {}
+        for p in layout.players:
+            racks = [scene.racks[z.name] for z in layout.racks if z.player == p]
+            total = sum(r.face_down + sum(len(e) for e in r.exposures) for r in racks)
+            assert total in (27, 28)
+
+
+def test_scene_that_does_not_fit_is_refused() -> None:
+    with pytest.raises(ValueError, match="do not fit"):
+        render_table(SIAMESE, Scene({"P1-A": RackScene(exps(*["5D 5D 5D 5D"] * 7))}), view=View())
+    with pytest.raises(ValueError, match="not in layout"):
+        render_table(SIAMESE, Scene({"P9-A": RackScene()}), view=View())
+
+
+@pytest.mark.skipif(not (shared_data_dir() / "tiles-photos-v4").is_dir(), reason="shared photo data not present")
+def test_real_crops_render() -> None:
+    crops = real_crops(per_code=1)
+    assert len(crops) >= 30 and all(img.shape == (96, 72, 3) for v in crops.values() for img in v)
+    r = table(player("P1", exps("5D 5D 5D")), faces=crops)
+    assert sum(t.code == "5D" for t in r.tiles) == 3
