@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 NAME = "check-card"
 HELP = "check a card file (.mjcard): print hands, instances and warnings, or every error"
@@ -13,6 +14,8 @@ HELP = "check a card file (.mjcard): print hands, instances and warnings, or eve
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="the card file to check")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--canonical", action="store_true",
+                   help="print the card's canonical JSON (rules-spec 4.8) instead of a summary")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,6 +28,11 @@ def run(args: argparse.Namespace) -> int:
             print(issue, file=sys.stderr)
         print(f"{len(exc.issues)} error(s) in {args.file}", file=sys.stderr)
         return 2
+    if args.canonical:
+        from companion.rules.card_json import dumps
+
+        print(dumps(Path(args.file).read_text(encoding="utf-8"), args.file))
+        return 0
     if args.json:
         hands = [{"id": h.id, "name": h.name, "section": h.section, "value": h.value,
                   "concealed": h.concealed, "jokerless": h.jokerless_mode, "instances": len(h.instances)}

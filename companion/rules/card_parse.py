@@ -180,7 +180,8 @@ def parse_card_text(text: str, filename: str) -> CardSpec:
             header_line = number
             _parse_header(line, body, col + len(keyword))
         elif keyword == "section":
-            section = _parse_section(line, body, col + len(keyword)) or section
+            name = _parse_section(line, body, col + len(keyword))
+            section = section if name is None else name
         elif keyword == "hand":
             if not header_line:
                 line.error(col + 1, "expected a 'card \"NAME\"' header before the first hand")

@@ -93,3 +93,11 @@ def test_check_card_reports_every_error_with_position(tmp_path: Path) -> None:
 def test_check_card_shipped() -> None:
     r = _run("check-card", "calibration/cards/example.mjcard")
     assert r.returncode == 0 and "55 hands" in r.stdout
+
+
+def test_check_card_canonical_json() -> None:
+    r = _run("check-card", EXAMPLE, "--canonical")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert [h["id"] for h in data["hands"]][:3] == ["ev1", "ev2", "ln1"]
+    assert data["hands"][0]["patterns"][0][0] == {"alts": [{"symbols": ["F", "F", "F"], "colour": None, "nojoker": False}]}
