@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from itertools import permutations, product
 
 from companion.rules.card_model import CardIssue, Group, Hand, Instance
-from companion.rules.card_parse import VARS, Constraint, GroupSpec, HandSpec, PatternSpec, Simple
+from companion.rules.card_parse import VARS, GroupSpec, HandSpec, PatternSpec, Simple
+from companion.rules.card_where import Constraint
 from companion.rules.tiles import DRAGONS, FLOWER, SUITS, WINDS, Suit
 
 HAND_SIZE = 14

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from companion.rules.card_model import CardIssue, JokerlessMode
+from companion.rules.card_where import Constraint, parse_constraint
 
 VARS = "xyzuv"
 DIGITS = "123456789"
@@ -59,39 +60,6 @@ class PatternSpec:
     groups: tuple[GroupSpec, ...]
     complete: bool = True
     """False when some group failed to parse (its size is then unknown)."""
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """``a op b[+k]``, ``a in 1,2``, ``a even|odd``, ``a <= n``; ``vars`` are the names it reads."""
-
-    text: str
-    col: int
-    op: str
-    a: str
-    b: str | None = None
-    k: int = 0
-    values: tuple[int, ...] = ()
-
-    @property
-    def vars(self) -> tuple[str, ...]:
-        return (self.a,) if self.b is None else (self.a, self.b)
-
-    def holds(self, env: dict[str, int]) -> bool:
-        x = env[self.a]
-        if self.op == "=":
-            return x == env[self.b or ""] + self.k
-        if self.op == "!=":
-            return x != env[self.b or ""]
-        if self.op == "in":
-            return x in self.values
-        if self.op == "even":
-            return x % 2 == 0
-        if self.op == "odd":
-            return x % 2 == 1
-        if self.op == "<=":
-            return x <= self.k
-        return x >= self.k
 
 
 @dataclass
@@ -313,45 +281,17 @@ def _parse_option(line: _Line, hand: HandSpec, part: str, col: int, seen: set[st
         line.error(wcol + 1, f"unknown option {word!r} (expected where, shift=, jokerless= or note=)")
 
 
-_CONSTRAINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("=", re.compile(r"([xyzuv])\s*=\s*([xyzuv])\s*(?:([+-])\s*([0-9]+))?")),
-    ("!=", re.compile(r"([xyzuv])\s*!=\s*([xyzuv])")),
-    ("in", re.compile(r"([xyzuv])\s+in\s+([0-9](?:\s*,\s*[0-9])*)")),
-    ("parity", re.compile(r"([xyzuv])\s+(even|odd)")),
-    ("cmp", re.compile(r"([xyzuv])\s*(<=|>=)\s*([0-9]+)")),
-)
-
-
 def _parse_where(line: _Line, hand: HandSpec, text: str, start: int) -> None:
     pieces = _split_outside_quotes(text, "&", start)
     for piece, col in pieces:
         stripped = piece.strip()
         ccol = col + (len(piece) - len(piece.lstrip())) + 1
-        constraint = _constraint(stripped, ccol)
+        constraint = parse_constraint(stripped, ccol)
         if constraint is None:
             line.error(ccol, f"bad constraint {stripped!r} (expected x=y[+-n], x!=y, x in 1,2, "
                        "x even|odd, x<=n or x>=n with variables x y z u v)")
         else:
             hand.where.append(constraint)
-
-
-def _constraint(text: str, col: int) -> Constraint | None:
-    for op, rx in _CONSTRAINTS:
-        m = rx.fullmatch(text)
-        if not m:
-            continue
-        if op == "=":
-            k = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
-            return Constraint(text, col, "=", m.group(1), m.group(2), k)
-        if op == "!=":
-            return Constraint(text, col, "!=", m.group(1), m.group(2))
-        if op == "in":
-            values = tuple(int(v) for v in re.findall(r"[0-9]", m.group(2)))
-            return Constraint(text, col, "in", m.group(1), values=values)
-        if op == "parity":
-            return Constraint(text, col, m.group(2), m.group(1))
-        return Constraint(text, col, m.group(2), m.group(1), k=int(m.group(3)))
-    return None
 
 
 def _parse_patterns(line: _Line, hand: HandSpec, text: str, start: int) -> None:
