@@ -91,7 +91,8 @@ class Calibration:
         }
 
 
-def _detector() -> cv2.aruco.ArucoDetector:
+def _detector(crop: bool = False) -> cv2.aruco.ArucoDetector:
+    """The marker detector; ``crop=True`` for windows where a marker fills a good part."""
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     # Far markers of a phone propped at the table edge are small and foreshortened.
@@ -99,6 +100,10 @@ def _detector() -> cv2.aruco.ArucoDetector:
     params.polygonalApproxAccuracyRate = 0.06
     params.perspectiveRemovePixelPerCell = 8
     params.minCornerDistanceRate = 0.02
+    params.adaptiveThreshWinSizeMin, params.adaptiveThreshWinSizeMax = 5, 25
+    params.adaptiveThreshWinSizeStep = 20  # two thresholding passes instead of three
+    if crop:
+        params.minMarkerPerimeterRate = 0.3
     return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(MARKER_DICT), params)
 
 
@@ -158,6 +163,26 @@ def solve_markers(
     return None
 
 
+def find_markers_near(
+    image: npt.NDArray[np.uint8], calibration: Calibration, marker_mm: float,
+    detector: cv2.aruco.ArucoDetector | None = None,
+) -> dict[int, FloatArray]:
+    """Markers searched only in windows around where ``calibration`` puts them (fast tracking)."""
+    found: dict[int, FloatArray] = {}
+    h, w = image.shape[:2]
+    for mid, corner in zip(MARKER_IDS, table_corners(calibration.table_mm), strict=True):
+        box = calibration.to_image(corner + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float32) * marker_mm * 1.6)
+        x0, y0 = np.floor(box.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(box.max(axis=0)).astype(int)
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            continue
+        sub = find_markers(np.ascontiguousarray(image[y0:y1, x0:x1]), detector)
+        if mid in sub:
+            found[mid] = sub[mid] + np.array([x0, y0], np.float32)
+    return found
+
+
 def calibrate_from_markers(
     image: npt.NDArray[np.uint8], table_mm: tuple[float, float], marker_mm: float | None = None
 ) -> Calibration:
@@ -192,6 +217,7 @@ class Calibrator:
         self.last: Calibration | None = fixed
         self.stale_frames = 0
         self._detector = _detector()
+        self._crop_detector = _detector(crop=True)
 
     @classmethod
     def for_layout(cls, layout: Layout, fixed: Calibration | None = None) -> Calibrator:
@@ -200,8 +226,12 @@ class Calibrator:
     def update(self, frame: npt.NDArray[np.uint8]) -> tuple[Calibration | None, str]:
         if self.fixed is not None:
             return self.fixed, "fresh"
-        found = find_markers(frame, self._detector)
         size = (frame.shape[1], frame.shape[0])
+        found: dict[int, FloatArray] = {}
+        if self.last is not None and self.marker_mm and self.last.image_size == size:
+            found = find_markers_near(frame, self.last, self.marker_mm, self._crop_detector)
+        if len(found) < len(MARKER_IDS):
+            found = find_markers(frame, self._detector)
         # Three markers extrapolate poorly to the far corner: the last four-marker fit is better.
         cal = solve_markers(found, self.table_mm, size, self.marker_mm if self.last is None else None)
         if cal is not None:

@@ -1,0 +1,245 @@
+"""Benchmark table understanding on rendered tables: exposures, flags, and time per frame.
+
+    python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
+
+For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
+30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
+(marker detection, recognition, zone assignment, grouping, rules) and compares with the truth:
+
+* exposure accuracy: a true exposure counts when the same group (same tiles) is read on its rack;
+* flags: (kind, zone) pairs against the flags the same rules give on the true tiles - precision,
+  recall, and false dead-hand (``wrong_rack``) calls, which must be zero;
+* ms per frame, median and 90th percentile, and how often the table was calibrated.
+
+Racks are drawn from the card (viable exposures, Mah Jongg displays) and at random (mostly dead
+hands).  ``oracle`` feeds the renderer's true tile quads and codes instead of the models: it
+measures calibration, zone assignment, grouping and rules, not recognition; ``model`` runs
+``vision.pipeline.TileRecognizer`` (``auto`` picks it when ``models/*.onnx`` exist).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from companion.rules.card import load_card  # noqa: E402
+from companion.rules.card_model import Card  # noqa: E402
+from companion.rules.matcher_index import compiled  # noqa: E402
+from companion.rules.tiles import JOKER, TileSet, sort_key  # noqa: E402
+from companion.table import TableReader, ZoneReading  # noqa: E402
+from companion.table_flags import evaluate  # noqa: E402
+from vision.layout import Layout, load_layout  # noqa: E402
+from vision.render import RackScene, Scene, random_scene, random_view, render_table  # noqa: E402
+
+SIZES = ((1280, 720), (1920, 1080))
+
+
+def _take(left: Counter[str], tiles: list[str]) -> bool:
+    need = Counter(tiles)
+    if any(left[c] < n for c, n in need.items()):
+        return False
+    left.subtract(need)
+    return True
+
+
+def _with_jokers(rng: np.random.Generator, kind: str, size: int, left: Counter[str]) -> list[str]:
+    tiles = [kind] * size
+    if size >= 3 and left[JOKER] > 0 and rng.random() < 0.4:
+        tiles[int(rng.integers(1, size))] = JOKER
+    if size > 4 and left[JOKER] > 0:
+        tiles[-1] = JOKER  # a quint or sextet needs jokers with one set
+    return tiles
+
+
+def _card_rack(rng: np.random.Generator, card: Card, left: Counter[str], display: bool) -> tuple[tuple[str, ...], ...]:
+    """Exposures that some exposed card hand can use, or a whole Mah Jongg display."""
+    cc = compiled(card)
+    for _ in range(50):
+        ci = cc.instances[int(rng.integers(len(cc.instances)))]
+        if card.hands[ci.hand].concealed and not display:
+            continue
+        groups = [(k, s) for (k, s), n in ci.jok.items() for _ in range(n)]
+        if display:
+            groups += [(k, s) for (k, s), n in ci.plain.items() for _ in range(n)]
+            order = rng.permutation(len(groups))
+            exps = [_with_jokers(rng, *groups[i], left) if groups[i][1] >= 3 else [groups[i][0]] * groups[i][1] for i in order]
+        else:
+            if not groups:
+                continue
+            pick = rng.choice(len(groups), size=int(rng.integers(1, min(3, len(groups)) + 1)), replace=False)
+            exps = [_with_jokers(rng, *groups[i], left) for i in pick]
+        if _take(left, [c for e in exps for c in e]):
+            return tuple(tuple(e) for e in exps)
+    return ()
+
+
+def make_scene(layout: Layout, card: Card, tileset: TileSet, seed: int) -> Scene:
+    rng = np.random.default_rng(seed)
+    base = random_scene(layout, seed, tileset, discards=0)  # random (mostly dead) racks
+    left: Counter[str] = Counter(tileset.counts)
+    for rack in base.racks.values():
+        left.subtract(c for e in rack.exposures for c in e)
+    racks: dict[str, RackScene] = {}
+    for p in layout.players:
+        zones = [z for z in layout.racks if z.player == p]
+        for k, zone in enumerate(zones):
+            roll = rng.random()
+            exps = base.racks[zone.name].exposures
+            if roll < 0.5 or (roll < 0.62 and k == 0):
+                left.update(c for e in exps for c in e)
+                exps = _card_rack(rng, card, left, display=roll >= 0.5)
+            elif roll > 0.9:
+                left.update(c for e in exps for c in e)
+                exps = ()
+            racks[zone.name] = RackScene(exps, 0, touching=bool(rng.random() < 0.1))
+        shown = sum(len(e) for z in zones for e in racks[z.name].exposures)
+        hidden = max(0, 27 + int(rng.integers(0, 2)) - shown)
+        for k, zone in enumerate(zones):
+            r = racks[zone.name]
+            racks[zone.name] = RackScene(r.exposures, hidden // len(zones) + (k < hidden % len(zones)), r.touching)
+    pool = [c for c, n in left.items() for _ in range(max(0, n))]
+    picks = rng.choice(len(pool), size=int(rng.integers(4, 20)), replace=False)
+    return _inject(rng, Scene(racks, tuple(str(pool[i]) for i in picks)))
+
+
+def _inject(rng: np.random.Generator, scene: Scene) -> Scene:
+    """Sometimes break a rule on purpose: a pair exposed, a joker in a pair, extra backs, a 5th copy."""
+    roll = rng.random()
+    names = sorted(scene.racks)
+    name = names[int(rng.integers(len(names)))]
+    rack = scene.racks[name]
+    if roll < 0.1 and len(rack.exposures) < 3:
+        exp = ("5D", "5D") if rng.random() < 0.5 else ("5D", JOKER)
+        rack = RackScene(rack.exposures + (exp,), rack.face_down, rack.touching)
+    elif roll < 0.2:
+        rack = RackScene(rack.exposures, rack.face_down + 2, rack.touching)
+    elif roll < 0.3:
+        return Scene(scene.racks, scene.discards + ("RD",) * 5)
+    return Scene({**scene.racks, name: rack}, scene.discards)
+
+
+def truth_zones(layout: Layout, scene: Scene) -> dict[str, ZoneReading]:
+    zones = {}
+    for z in layout.zones:
+        if z.kind == "rack":
+            rack = scene.racks.get(z.name, RackScene())
+            tiles = tuple(c for e in rack.exposures for c in e)
+            zones[z.name] = ZoneReading(z.name, z.kind, tiles, rack.exposures, rack.face_down, z.player, z.hand)
+        else:
+            tiles = tuple(sorted(scene.discards, key=sort_key)) if z.kind == "discards" else ()
+            zones[z.name] = ZoneReading(z.name, z.kind, tiles, (), 0, z.player, z.hand)
+    return zones
+
+
+class Oracle:
+    """The renderer's truth as a recogniser (set per frame)."""
+
+    def __init__(self) -> None:
+        self.current: Any = None
+
+    def detect(self, image: Any) -> Any:
+        return self.current.detections()
+
+
+def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]]) -> None:
+    for name, z in truth.items():
+        if z.kind != "rack":
+            continue
+        got = Counter(tuple(sorted(e, key=sort_key)) for e in (obs.zones[name].exposures if name in obs.zones else ()))
+        for e in z.exposures:
+            key = tuple(sorted(e, key=sort_key))
+            stats["exposures"] += 1
+            if got[key] > 0:
+                got[key] -= 1
+                stats["exposures_ok"] += 1
+    pred = {(f.kind, f.zone) for f in obs.flags}
+    for kind, zone in pred | truth_flags:
+        k = stats["flags"].setdefault(kind, Counter())
+        k["tp" if (kind, zone) in pred and (kind, zone) in truth_flags else "fp" if (kind, zone) in pred else "fn"] += 1
+
+
+def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, faces: Any) -> dict[str, Any]:
+    layout = load_layout(args.layout)
+    card = load_card(args.card)
+    stats: dict[str, Any] = {"exposures": 0, "exposures_ok": 0, "flags": {}, "ms": [], "ms_tracked": [], "calibrated": 0}
+    for seed in range(args.tables):
+        reader = TableReader(layout, recognizer, card=card, variant=args.variant)
+        scene = make_scene(layout, card, reader.ctx.tileset, seed)
+        r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces)
+        if isinstance(recognizer, Oracle):
+            recognizer.current = r
+        t0 = time.perf_counter()
+        obs = reader.read(r.image)
+        stats["ms"].append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        reader.read(r.image)  # the next frame of a live table: markers tracked near their last place
+        stats["ms_tracked"].append((time.perf_counter() - t0) * 1000)
+        stats["calibrated"] += obs.homography != "missing"
+        truth = truth_zones(layout, scene)
+        flags, _ = evaluate(truth, reader.ctx)
+        _score_frame(stats, obs, truth, {(f.kind, f.zone) for f in flags})
+    return stats
+
+
+def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
+    acc = s["exposures_ok"] / max(1, s["exposures"])
+    print(f"\n{size[0]}x{size[1]}: {n} tables, calibrated {s['calibrated']}/{n}")
+    print(f"  exposure accuracy  {acc:.1%}  ({s['exposures_ok']}/{s['exposures']})")
+    for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):
+        ms = sorted(s[key])
+        print(f"  {label:<19}median {statistics.median(ms):.1f}  p90 {ms[int(0.9 * (len(ms) - 1))]:.1f}  max {ms[-1]:.1f}")
+    print(f"  {'flag':<12}{'tp':>5}{'fp':>5}{'fn':>5}{'precision':>11}{'recall':>8}")
+    tot: Counter[str] = Counter()
+    for kind, c in sorted(s["flags"].items()):
+        tot.update(c)
+        p = c["tp"] / max(1, c["tp"] + c["fp"])
+        r = c["tp"] / max(1, c["tp"] + c["fn"])
+        print(f"  {kind:<12}{c['tp']:>5}{c['fp']:>5}{c['fn']:>5}{p:>11.1%}{r:>8.1%}")
+    p = tot["tp"] / max(1, tot["tp"] + tot["fp"])
+    r = tot["tp"] / max(1, tot["tp"] + tot["fn"])
+    print(f"  {'all':<12}{tot['tp']:>5}{tot['fp']:>5}{tot['fn']:>5}{p:>11.1%}{r:>8.1%}")
+    print(f"  false dead-hand (wrong_rack) flags: {s['flags'].get('wrong_rack', Counter())['fp']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tables", type=int, default=50)
+    ap.add_argument("--recognizer", choices=("auto", "model", "oracle"), default="auto")
+    ap.add_argument("--layout", default="siamese-2")
+    ap.add_argument("--variant", default="mjm")
+    ap.add_argument("--card", default=str(REPO / "calibration" / "cards" / "example.mjcard"))
+    ap.add_argument("--sizes", default="1280x720,1920x1080")
+    args = ap.parse_args()
+    models = REPO / "models"
+    use_model = args.recognizer == "model" or (
+        args.recognizer == "auto" and (models / "localizer.onnx").is_file() and (models / "classifier.onnx").is_file()
+    )
+    faces = None
+    if use_model:
+        from vision.artwork import tile_faces
+        from vision.pipeline import TileRecognizer
+
+        recognizer: Any = TileRecognizer(models)
+        faces = tile_faces("american-synth")
+    else:
+        recognizer = Oracle()
+    print(f"bench_table: layout {args.layout}, variant {args.variant}, card {Path(args.card).name}, "
+          f"recognizer {'model (end to end)' if use_model else 'oracle (true detections; recognition not timed)'}")
+    for text in args.sizes.split(","):
+        w, h = (int(v) for v in text.lower().split("x"))
+        _report((w, h), run_size(args, (w, h), recognizer, faces), args.tables)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
