@@ -1,6 +1,6 @@
 """Tile face artwork: one BGR portrait face image per tile code, per artwork style.
 
-Reads the shared artwork folder (``<repo>/../shared/data/artwork``, or ``$COMPANION_SHARED/artwork``)
+Reads the shared artwork folder (``<repo>/../shared/data/artwork``, or ``$COMPANION_SHARED/data/artwork``)
 and synthesises what no source has: American jokers (the word JOKER with a simple picture),
 American flowers ``F``, plain coloured tile backs ``BK``, American "soap" white dragons and
 index-numbered craks.  Every face is ``FACE_H x FACE_W`` (96 x 72, long side vertical).
@@ -57,9 +57,9 @@ class ArtworkError(ValueError):
 
 
 def shared_dir() -> Path:
-    """The shared data folder: ``$COMPANION_SHARED`` or ``<repo>/../shared/data``."""
+    """The shared data folder: ``$COMPANION_SHARED/data`` or ``<repo>/../shared/data``."""
     env = os.environ.get("COMPANION_SHARED")
-    return Path(env) if env else REPO.parent / "shared" / "data"
+    return (Path(env) if env else REPO.parent / "shared") / "data"
 
 
 def artwork_dir() -> Path:

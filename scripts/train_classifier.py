@@ -1,0 +1,307 @@
+"""Train the tile crop classifier (torch, CPU) and export it to ``models/classifier.onnx``.
+
+One command, seeded and resumable (a checkpoint every epoch under ``runs/classifier/``)::
+
+    nice -n 5 python -m scripts.train_classifier --epochs 10 --seed 7 [--resume]
+    python -m scripts.train_classifier --export-only      # re-export the last checkpoint
+
+Data: every labelled tile of tiles-photos-v4/train (jittered each epoch) and a pool of synthetic
+artwork crops (all styles but the held-out one; jokers, flowers and backs drawn fresh), see
+:mod:`scripts.crops`.  Model: a ~150k-parameter CNN on 64 x 48 BGR crops, a 64-d embedding and a
+cosine classifier over the 45 codes; the exported graph averages the crop and its half turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from companion.rules.tiles import ALL_CODES
+from scripts import crops as C
+from vision.classify import CROP_H, CROP_W
+
+REPO = Path(__file__).resolve().parents[1]
+CLASSES: tuple[str, ...] = ALL_CODES
+EMB_DIM = 64
+SCALE = 16.0
+
+
+def _block(cin: int, cout: int, stride: int) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)
+    )
+
+
+class TileNet(nn.Module):
+    """CNN -> 64-d embedding -> cosine logits (scale 16) over the tile codes."""
+
+    def __init__(self, n_classes: int = len(CLASSES), emb_dim: int = EMB_DIM) -> None:
+        super().__init__()
+        widths = [
+            (3, 16, 1),
+            (16, 32, 2),
+            (32, 32, 1),
+            (32, 48, 2),
+            (48, 48, 1),
+            (48, 80, 2),
+            (80, 80, 1),
+        ]
+        self.features = nn.Sequential(*[_block(a, b, s) for a, b, s in widths])
+        self.embed = nn.Linear(80, emb_dim)
+        self.weight = nn.Parameter(torch.randn(n_classes, emb_dim) * 0.1)
+
+    def embedding(self, x: torch.Tensor) -> torch.Tensor:
+        x = (x - 0.5) / 0.25
+        return self.embed(self.features(x).mean(dim=(2, 3)))
+
+    def logits(self, emb: torch.Tensor) -> torch.Tensor:
+        return SCALE * F.normalize(emb, dim=1) @ F.normalize(self.weight, dim=1).t()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.logits(self.embedding(x))
+
+
+class Exported(nn.Module):
+    """The deployed graph: mean embedding of the crop and its half turn -> (logits, embedding)."""
+
+    def __init__(self, net: TileNet) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = 0.5 * (self.net.embedding(x) + self.net.embedding(torch.flip(x, dims=[2, 3])))
+        return self.net.logits(emb), emb
+
+
+# ---------------------------------------------------------------- data
+
+
+def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``per_class`` synthetic crops of every class, cached on disk by (seed, per_class)."""
+    path = C.cache_path(f"synth_s{seed}_n{per_class}.npz")
+    if path.is_file():
+        with np.load(path) as d:
+            return d["x"], d["y"]
+    labels = np.repeat(np.arange(len(CLASSES)), per_class)
+    chunks = np.array_split(labels, 16)
+    jobs = [(seed * 1000 + i, [CLASSES[k] for k in ch]) for i, ch in enumerate(chunks)]
+    with mp.get_context("spawn").Pool(workers) as pool:
+        x = np.concatenate(pool.map(C.synth_chunk, jobs))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=labels)
+    return x, labels
+
+
+def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
+    path = C.cache_path(f"photos_{split}_pad{C.PAD}.npz")
+    if path.is_file():
+        with np.load(path) as d:
+            return d["x"], d["y"]
+    patches, codes = C.photo_patches(split)
+    y = np.array([CLASSES.index(c) for c in codes])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=patches, y=y)
+    return patches, y
+
+
+def to_tensor(crops: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(crops.transpose(0, 3, 1, 2))).float() / 255.0
+
+
+def centre_crops(patches: np.ndarray) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.stack([C.jitter_patch(p, rng, amount=0.0) for p in patches])
+
+
+# ---------------------------------------------------------------- train / eval / export
+
+
+@torch.no_grad()
+def evaluate(net: nn.Module, x: np.ndarray, y: np.ndarray, symmetric: bool = True) -> float:
+    net.eval()
+    model = Exported(net) if symmetric else None  # type: ignore[arg-type]
+    correct = 0
+    for i in range(0, len(x), 512):
+        xb = to_tensor(x[i : i + 512])
+        logits = model(xb)[0] if model is not None else net(xb)
+        correct += int((logits.argmax(1).numpy() == y[i : i + 512]).sum())
+    return correct / max(1, len(x))
+
+
+def export(net: TileNet, out_dir: Path, meta: dict[str, Any]) -> Path:
+    net.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx_path = out_dir / "classifier.onnx"
+    dummy = torch.zeros(1, 3, CROP_H, CROP_W)
+    torch.onnx.export(
+        Exported(net),
+        (dummy,),
+        str(onnx_path),
+        input_names=["crops"],
+        output_names=["logits", "embedding"],
+        dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}, "embedding": {0: "n"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()
+    (out_dir / "classifier.onnx.sha256").write_text(f"{digest}  classifier.onnx\n")
+    spec = {
+        "classes": list(CLASSES),
+        "input": {
+            "name": "crops",
+            "shape": ["N", 3, CROP_H, CROP_W],
+            "dtype": "float32",
+            "layout": "NCHW",
+            "channels": "BGR",
+            "range": "pixel / 255",
+        },
+        "scale": 1 / 255,
+        "outputs": ["logits", "embedding"],
+        "embedding_dim": EMB_DIM,
+        "cosine_scale": SCALE,
+        "sha256": digest,
+        **meta,
+    }
+    (out_dir / "classifier.json").write_text(json.dumps(spec, indent=1) + "\n")
+    return onnx_path
+
+
+def _checkpoint(path: Path, **state: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def train(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    run_dir = REPO / args.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt = run_dir / "last.pt"
+    t0 = time.time()
+    px, py = photo_set("train")
+    vx, vy = photo_set("valid")
+    vx = centre_crops(vx)
+    sx, sy = synth_pool(args.seed, args.synth_per_class)
+    print(
+        f"data: {len(px)} photo tiles, {len(sx)} synthetic crops, {len(vx)} valid ({time.time() - t0:.0f}s)",
+        flush=True,
+    )
+    net = TileNet()
+    print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=5e-4)
+    n_items = len(px) + len(sx)
+    steps = args.epochs * (n_items // args.batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=args.lr, total_steps=steps, pct_start=0.1
+    )
+    start = 0
+    if args.resume and ckpt.is_file():
+        st = torch.load(ckpt, weights_only=False)
+        net.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        sched.load_state_dict(st["sched"])
+        start = st["epoch"] + 1
+        print(f"resumed after epoch {st['epoch']}", flush=True)
+    for epoch in range(start, args.epochs):
+        run_epoch(net, opt, sched, px, py, sx, sy, args, epoch)
+        acc = evaluate(net, vx, vy)
+        _checkpoint(
+            ckpt,
+            model=net.state_dict(),
+            opt=opt.state_dict(),
+            sched=sched.state_dict(),
+            epoch=epoch,
+        )
+        print(
+            f"epoch {epoch}: valid photo crop accuracy {acc:.4f} ({time.time() - t0:.0f}s)",
+            flush=True,
+        )
+    export(
+        net,
+        REPO / args.out,
+        {"seed": args.seed, "epochs": args.epochs, "valid_photo_crop_accuracy": acc},
+    )
+    print("exported models/classifier.onnx", flush=True)
+
+
+def run_epoch(
+    net: TileNet,
+    opt: Any,
+    sched: Any,
+    px: np.ndarray,
+    py: np.ndarray,
+    sx: np.ndarray,
+    sy: np.ndarray,
+    args: argparse.Namespace,
+    epoch: int,
+) -> None:
+    net.train()
+    rng = np.random.default_rng(args.seed * 7919 + epoch)
+    items = np.concatenate([np.arange(len(px)), -1 - np.arange(len(sx))])
+    rng.shuffle(items)
+    n_batches = len(items) // args.batch
+    if args.max_batches:
+        n_batches = min(n_batches, args.max_batches)
+    t0, loss_sum = time.time(), 0.0
+    for b in range(n_batches):
+        idx = items[b * args.batch : (b + 1) * args.batch]
+        crops, labels = [], []
+        for i in idx:
+            if i >= 0:
+                crops.append(C.photo_crop(px[i], rng))
+                labels.append(py[i])
+            else:
+                s = sx[-1 - i]
+                crops.append(np.ascontiguousarray(s[::-1, ::-1]) if rng.random() < 0.5 else s)
+                labels.append(sy[-1 - i])
+        logits = net(to_tensor(np.stack(crops)))
+        loss = F.cross_entropy(logits, torch.as_tensor(np.array(labels)), label_smoothing=0.1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        loss_sum += loss.item()
+        if b % 50 == 0:
+            rate = (b + 1) * args.batch / (time.time() - t0)
+            print(
+                f"  epoch {epoch} batch {b}/{n_batches} loss {loss_sum / (b + 1):.3f} {rate:.0f} crops/s",
+                flush=True,
+            )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--synth-per-class", type=int, default=600)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--max-batches", type=int, default=0, help="debug: stop each epoch early")
+    p.add_argument("--run-dir", default="runs/classifier")
+    p.add_argument("--out", default="models", help="where to export the ONNX model")
+    p.add_argument("--export-only", action="store_true")
+    args = p.parse_args()
+    if args.export_only:
+        st = torch.load(REPO / args.run_dir / "last.pt", weights_only=False)
+        net = TileNet()
+        net.load_state_dict(st["model"])
+        export(net, REPO / args.out, {"seed": args.seed, "epochs": st["epoch"] + 1})
+        return
+    train(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Tile crop classification: quads -> 64 x 48 portrait crops -> tile codes, confidences, embeddings.
+
+:func:`extract_crops` rectifies each tile quad (clockwise from the face's top-left) into a
+``CROP_H x CROP_W`` portrait crop.  :class:`TileClassifier` runs ``models/classifier.onnx``
+(class list and input spec in ``models/classifier.json``).  The model averages its logits and
+embeddings over the crop and the crop turned half round, so a tile reads the same upside down;
+with :func:`extract_crops` turning landscape quads upright, a tile reads the same at 0, 90, 180
+and 270 degrees.  An enrolled tile set (:class:`vision.tileset.TileSetPrototypes`) refines the
+reading by its nearest prototypes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+CROP_H, CROP_W = 64, 48
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_MODEL = REPO / "models" / "classifier.onnx"
+
+Image = npt.NDArray[np.uint8]
+FloatArray = npt.NDArray[np.float32]
+
+
+def _portrait(quad: FloatArray) -> FloatArray:
+    """Reorder a quad so that its first edge (top) is a short side."""
+    top = np.linalg.norm(quad[1] - quad[0])
+    side = np.linalg.norm(quad[2] - quad[1])
+    return np.roll(quad, -1, axis=0) if top > side * 1.0001 else quad
+
+
+def extract_crops(image: Image, quads: npt.ArrayLike) -> Image:
+    """``(N, 4, 2)`` quads in ``image`` -> ``(N, CROP_H, CROP_W, 3)`` uint8 portrait crops."""
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(
+            f"image must be an (H, W, 3) BGR array, got {getattr(image, 'shape', type(image))}"
+        )
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    out = np.empty((len(q), CROP_H, CROP_W, 3), np.uint8)
+    dst = np.array([[0, 0], [CROP_W, 0], [CROP_W, CROP_H], [0, CROP_H]], np.float32)
+    for i, quad in enumerate(q):
+        m = cv2.getPerspectiveTransform(_portrait(quad), dst)
+        out[i] = cv2.warpPerspective(
+            image, m, (CROP_W, CROP_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
+        )
+    return out
+
+
+def softmax(logits: FloatArray) -> FloatArray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def l2_normalise(x: FloatArray) -> FloatArray:
+    return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-8)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Classified:
+    """N crops read: codes, the probability of each code, (N, C) probabilities, (N, D) embeddings."""
+
+    codes: list[str]
+    confidence: FloatArray
+    probs: FloatArray
+    embeddings: FloatArray
+
+
+class TileClassifier:
+    """``models/classifier.onnx`` on the CPU; ``classify(crops) -> (codes, confidence, embeddings)``."""
+
+    def __init__(self, path: str | Path = DEFAULT_MODEL, threads: int = 2, batch: int = 64) -> None:
+        from vision.runtime import OnnxModel
+
+        self.path = Path(path)
+        spec_path = self.path.with_suffix(".json")
+        if not spec_path.is_file():
+            raise ValueError(f"classifier spec not found beside the model: {str(spec_path)!r}")
+        self.spec: dict[str, Any] = json.loads(spec_path.read_text())
+        self.classes: list[str] = list(self.spec["classes"])
+        self.batch = batch
+        self.model = OnnxModel(self.path, threads=threads, warmup_shape=(1, 3, CROP_H, CROP_W))
+
+    def preprocess(self, crops: Image) -> FloatArray:
+        x = np.asarray(crops, np.float32) * np.float32(self.spec.get("scale", 1 / 255))
+        return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+    def run(self, crops: Image) -> Classified:
+        """Every output for a ``(N, 64, 48, 3)`` uint8 batch of BGR crops."""
+        crops = np.asarray(crops)
+        if crops.ndim != 4 or crops.shape[1:] != (CROP_H, CROP_W, 3):
+            raise ValueError(f"crops must be (N, {CROP_H}, {CROP_W}, 3), got {crops.shape}")
+        logits, embs = [], []
+        for i in range(0, len(crops), self.batch):
+            lg, em = self.model.run(self.preprocess(crops[i : i + self.batch]))
+            logits.append(lg)
+            embs.append(em)
+        if not logits:
+            n_cls = len(self.classes)
+            return Classified(
+                [],
+                np.zeros(0, np.float32),
+                np.zeros((0, n_cls), np.float32),
+                np.zeros((0, int(self.spec.get("embedding_dim", 64))), np.float32),
+            )
+        probs = softmax(np.concatenate(logits).astype(np.float32))
+        best = probs.argmax(axis=1)
+        return Classified(
+            codes=[self.classes[int(k)] for k in best],
+            confidence=probs[np.arange(len(best)), best].astype(np.float32),
+            probs=probs,
+            embeddings=l2_normalise(np.concatenate(embs).astype(np.float32)),
+        )
+
+    def classify(self, crops: Image) -> tuple[list[str], FloatArray, FloatArray]:
+        """``(codes, confidence, embeddings)`` for a batch of crops."""
+        res = self.run(crops)
+        return res.codes, res.confidence, res.embeddings
+
+    def classify_quads(self, image: Image, quads: Sequence[Any] | FloatArray) -> Classified:
+        return self.run(extract_crops(image, quads))
