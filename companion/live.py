@@ -176,13 +176,14 @@ class Live:
 
     def run(self, max_frames: int | None = None) -> None:
         """The frame loop; returns at ``stop()``, at ``max_frames``, or when a finite source ends."""
-        t0, n = time.monotonic(), 0
+        t0, n, previous = time.monotonic(), 0, ""
         for frame in self._frames():
             if self._stop.is_set():
                 break
-            if (self.config.source == "demo" and frame.source == DEMO_FIRST
-                    and (frame.index > 0 or self.game.last is not None)):
+            if (self.config.source == "demo" and frame.source == DEMO_FIRST != previous
+                    and self.game.last is not None):
                 self.new_game()  # the demo recording starts over: so does its game
+            previous = frame.source
             try:
                 self.process(frame.image, frame.source)
             except Exception as exc:  # a misread never kills the loop: it becomes a warning

@@ -23,6 +23,12 @@ DEFAULT_CARD = Path(__file__).resolve().parents[1] / "calibration" / "cards" / "
 Exposures = tuple[tuple[str, ...], ...]
 
 
+@lru_cache(maxsize=8)
+def _load_card_cached(path: str, mtime_ns: int) -> Card:
+    """Cards are immutable values: parse each file version once per process."""
+    return load_card(path)
+
+
 class RackRules:
     """Card-based checks of rack exposures."""
 
@@ -35,8 +41,10 @@ class RackRules:
     def load(cls, path: str | Path | None) -> RackRules | None:
         p = Path(path) if path else DEFAULT_CARD
         if not p.is_file():
+            if path:
+                raise FileNotFoundError(f"card file not found: {str(p)!r}")
             return None
-        return cls(load_card(p))
+        return cls(_load_card_cached(str(p.resolve()), p.stat().st_mtime_ns))
 
     def _viability_uncached(self, exposures: Exposures) -> tuple[bool, str]:
         v = rack_viability(self.card, [list(e) for e in exposures])

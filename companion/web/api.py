@@ -56,14 +56,14 @@ def events() -> Response:
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def mjpeg(hub: Any, limit: int | None = None) -> Iterator[bytes]:
-    """``multipart/x-mixed-replace`` parts from the hub's latest JPEG snapshots."""
+def mjpeg(hub: Any, limit: int | None = None, wait: float = 2.0) -> Iterator[bytes]:
+    """``multipart/x-mixed-replace`` parts from the hub's latest JPEG snapshots; the last frame is
+    sent again after ``wait`` seconds without a new one, which keeps the connection alive."""
     seq, sent = -1, 0
     while limit is None or sent < limit:
-        new_seq, jpeg = hub.frame(seq, timeout=2.0)
-        if new_seq == seq or not jpeg:
+        seq, jpeg = hub.frame(seq, timeout=wait)
+        if not jpeg:
             continue
-        seq = new_seq
         sent += 1
         yield (f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpeg)}\r\n\r\n"
                .encode() + jpeg + b"\r\n")

@@ -1,0 +1,50 @@
+"""Fixtures: a Live companion that has followed the bundled demo, its app and client.
+
+The demo is followed once per test session; each test gets a copy of the resulting data folder
+and a Live that resumes from it (a restart), which keeps the suite fast.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from companion.live import Live, LiveConfig
+from companion.web import create_app
+
+DEMO_FRAMES = 69
+
+
+@pytest.fixture(scope="session")
+def followed_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
+    data = tmp_path_factory.mktemp("demo-data")
+    lv = Live(LiveConfig(source="demo", data_dir=str(data), demo_fps=0))
+    lv.run(max_frames=DEMO_FRAMES)
+    _, jpeg = lv.hub.frame(-1, 0)
+    lv.store.close()
+    return data, jpeg
+
+
+@pytest.fixture
+def live(tmp_path: Path, followed_demo: tuple[Path, bytes]) -> Iterator[Live]:
+    data, jpeg = followed_demo
+    shutil.copytree(data, tmp_path / "data")
+    lv = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data"), demo_fps=0))
+    lv.hub.put_frame(jpeg)
+    yield lv
+    lv.store.close()
+
+
+@pytest.fixture
+def app(live: Live) -> Flask:
+    return create_app(live, {"max_upload": 64 * 1024})
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()

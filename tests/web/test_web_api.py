@@ -1,0 +1,142 @@
+"""The dashboard's HTTP surface through Flask's test client."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from flask.testing import FlaskClient
+
+from companion.live import Live
+from companion.web import create_app
+
+CARD = Path(__file__).parents[2] / "calibration" / "cards" / "example.mjcard"
+
+
+def test_pages_render(client: FlaskClient) -> None:
+    for path in ("/", "/settings", "/calibrate", "/enroll", "/camera"):
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert b"Siamese companion" in r.data
+    assert b'name="viewport"' in client.get("/").data
+
+
+def test_state_has_what_the_page_shows(client: FlaskClient) -> None:
+    s = client.get("/api/state").get_json()
+    for key in ("racks", "discards", "flags", "events", "scores", "warnings", "status", "settings", "seq"):
+        assert key in s, key
+    assert {r["zone"] for r in s["racks"]} == {"P1-A", "P1-B", "P2-A", "P2-B"}
+    assert s["flags"][0]["kind"] == "wrong_rack"
+
+
+def test_sse_sends_the_state(client: FlaskClient) -> None:
+    r = client.get("/api/events?once=1")
+    assert r.mimetype == "text/event-stream"
+    text = r.get_data(as_text=True)
+    assert text.startswith("id: ")
+    data = json.loads(text.split("data: ", 1)[1])
+    assert data["flags"][0]["kind"] == "wrong_rack"
+
+
+def test_mjpeg_and_snapshot(client: FlaskClient) -> None:
+    r = client.get("/video.mjpg?frames=1")
+    assert r.mimetype == "multipart/x-mixed-replace"
+    assert r.data.count(b"--frame\r\nContent-Type: image/jpeg") == 1
+    snap = client.get("/snapshot.jpg")
+    img = cv2.imdecode(np.frombuffer(snap.data, np.uint8), cv2.IMREAD_COLOR)
+    assert img.shape == (720, 1280, 3)
+
+
+def test_correction_changes_the_reading(client: FlaskClient) -> None:
+    r = client.post("/api/correct", json={"zone": "discards", "index": 1, "code": "e"})
+    assert r.status_code == 200
+    tile = client.get("/api/state").get_json()["discards"][0]["tiles"][1]
+    assert tile["code"] == "E" and tile["raw"] == "W" and tile["corrected"]
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    ({"zone": "discards", "index": 0, "code": "ZZ"}, 400, "ZZ"),
+    ({"zone": "nowhere", "index": 0, "code": "N"}, 404, "nowhere"),
+    ({"zone": "discards", "index": 99, "code": "N"}, 404, "99"),
+    ({"zone": "discards"}, 400, "expected"),
+])
+def test_bad_corrections_are_4xx(client: FlaskClient, body: dict, status: int, words: str) -> None:
+    r = client.post("/api/correct", json=body)
+    assert r.status_code == status and words in r.get_json()["error"]
+
+
+def test_flag_dismiss_revives_the_rack(client: FlaskClient) -> None:
+    fid = client.get("/api/state").get_json()["flags"][0]["id"]
+    assert client.post(f"/api/flags/{fid}", json={"status": "dismissed"}).status_code == 200
+    s = client.get("/api/state").get_json()
+    assert {r["zone"]: r["status"] for r in s["racks"]}["P1-A"] == "alive"
+    assert client.post(f"/api/flags/{fid}", json={"status": "meh"}).status_code == 400
+    assert client.post("/api/flags/999", json={"status": "confirmed"}).status_code == 404
+    assert client.post(f"/api/flags/{fid}", data="not json").status_code == 400
+
+
+def test_card_upload_good_and_bad(client: FlaskClient) -> None:
+    good = client.post("/api/card", data={"card": (io.BytesIO(CARD.read_bytes()), "mine.mjcard")})
+    assert good.status_code == 200 and good.get_json()["hands"] > 10
+    text = CARD.read_text().splitlines()
+    bad_line = len(text) + 1
+    broken = "\n".join(text + ["hand zz9 \"Broken\" : 1111 QQQ = 25"]) + "\n"
+    bad = client.post("/api/card", data={"card": (io.BytesIO(broken.encode()), "bad.mjcard")})
+    assert bad.status_code == 422
+    issues = bad.get_json()["issues"]
+    assert issues and issues[0]["line"] == bad_line and issues[0]["file"] == "bad.mjcard"
+    assert client.post("/api/card", data={}).status_code == 400
+    binary = client.post("/api/card", data={"card": (io.BytesIO(b"\xff\xfe\x00"), "x.mjcard")})
+    assert binary.status_code == 400
+
+
+def test_upload_limit_is_413_json(client: FlaskClient) -> None:
+    r = client.post("/api/card", data={"card": (io.BytesIO(b"#" * 100_000), "big.mjcard")})
+    assert r.status_code == 413 and "error" in r.get_json()
+
+
+def test_phone_frames_and_calibration(client: FlaskClient, live: Live) -> None:
+    assert client.post("/api/phone/frame", data=b"nope").status_code == 400
+    ok, buf = cv2.imencode(".jpg", np.zeros((8, 8, 3), np.uint8))
+    assert client.post("/api/phone/frame", data=buf.tobytes()).status_code == 200
+    assert next(live.phone.frames()).image.shape == (8, 8, 3)
+    assert client.post("/api/calibrate", json={"points": [[0, 0]]}).status_code == 400
+    flat = client.post("/api/calibrate", json={"points": [[0, 0], [1, 1], [2, 2], [3, 3]]})
+    assert flat.status_code == 400 and "corner" in flat.get_json()["error"]
+    r = client.post("/api/calibrate", json={"points": [[100, 100], [1100, 120], [1200, 700], [50, 650]],
+                                           "table_mm": [900, 900]})
+    assert r.status_code == 200
+    assert Path(r.get_json()["path"]).is_file()
+
+
+def test_session_new_game_finish_and_export(client: FlaskClient) -> None:
+    first = client.get("/api/state").get_json()["game"]
+    assert client.post("/api/game/new").get_json()["game"] != first
+    done = client.post("/api/session/finish").get_json()
+    assert len(done["games"]) == 2 and done["finished"]
+    r = client.get(f"/api/export.json?session={done['session']}")
+    assert r.get_json()["session"] == done["session"]
+    assert client.get(f"/api/export.csv?session={done['session']}").data.startswith(b"session,game")
+    assert client.get("/api/export.json?session=999").status_code == 404
+
+
+def test_lan_token_is_required(live: Live) -> None:
+    app = create_app(live, {"token": "s3cret", "lan": True, "host_url": "http://192.168.1.9:8000"})
+    c = app.test_client()
+    assert c.get("/api/state").status_code == 403
+    assert c.get("/").status_code == 403
+    assert c.get("/api/state", headers={"X-Companion-Token": "wrong"}).status_code == 403
+    r = c.get("/?token=s3cret")
+    assert r.status_code == 200 and b"pair.svg" in r.data  # the host's page shows the QR
+    assert c.get("/api/state").status_code == 200  # the cookie carries the token now
+    svg = c.get("/pair.svg").data.decode()
+    assert svg.startswith("<svg")
+
+
+def test_unknown_config_is_rejected(live: Live) -> None:
+    with pytest.raises(ValueError, match="tokn"):
+        create_app(live, {"tokn": "x"})
