@@ -1,0 +1,124 @@
+"""``enroll``: teach the system a tile set from one photo, or print the layout sheet.
+
+``python -m companion enroll --sheet OUT.png|pdf|svg [--layout american|chinese]`` writes the sheet;
+``python -m companion enroll --name NAME PHOTO [--layout ...]`` finds the tiles, orders them by the
+layout and stores crops + embeddings under ``calibration/tilesets/NAME/``.  Exit codes: 0 done,
+2 usage or unreadable input, 3 the photo does not show the layout (wrong tile count or rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+
+from companion.cli import CommandError
+
+NAME = "enroll"
+HELP = "teach a tile set from a photo of one of each tile (--sheet prints the layout to lay out)"
+EXIT_NOT_LAYOUT = 3
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("photo", nargs="?", help="photo of one of each tile laid out as the sheet shows")
+    p.add_argument("--name", help="name of the tile set (letters, digits, _ . -)")
+    p.add_argument("--layout", default="american", choices=["american", "chinese"])
+    p.add_argument(
+        "--sheet", metavar="OUT", help="write the layout sheet (.png, .pdf or .svg) and exit"
+    )
+    p.add_argument(
+        "--root", type=Path, default=None, help="tile sets folder (default calibration/tilesets)"
+    )
+    p.add_argument(
+        "--model", type=Path, default=None, help="classifier model (default models/classifier.onnx)"
+    )
+    p.add_argument("--list", action="store_true", help="list the enrolled tile sets")
+
+
+def write_sheet(out: Path, layout: str) -> None:
+    from vision.enroll import layout_sheet_svg
+
+    svg = layout_sheet_svg(layout)
+    suffix = out.suffix.lower()
+    if suffix == ".svg":
+        out.write_text(svg)
+        return
+    if suffix not in (".png", ".pdf"):
+        raise CommandError(f"sheet must be .png, .pdf or .svg: {str(out)!r}")
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise CommandError(
+            "rsvg-convert is needed for .png/.pdf sheets (Debian librsvg2-bin); use .svg"
+        )
+    res = subprocess.run(
+        [exe, "-f", suffix[1:], "-o", str(out)], input=svg.encode(), capture_output=True
+    )
+    if res.returncode != 0:
+        raise CommandError(
+            f"cannot write sheet {str(out)!r}: {res.stderr.decode(errors='replace')[:200]}"
+        )
+
+
+def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path | None) -> Path:
+    import cv2
+    import numpy as np
+
+    from vision.classify import DEFAULT_MODEL, TileClassifier, extract_crops
+    from vision.enroll import EnrollError, find_tiles, layout_codes, row_lengths, sort_into_grid
+    from vision.runtime import sha256_of
+    from vision.tileset import TileSet, check_name, save_tileset
+
+    check_name(name)
+    if not photo.is_file():
+        raise CommandError(f"photo not found: {str(photo)!r}")
+    image = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+    if image is None:
+        raise CommandError(f"cannot read image: {str(photo)!r}")
+    codes = layout_codes(layout)
+    try:
+        quads = sort_into_grid(find_tiles(image, len(codes)), row_lengths(layout))
+    except EnrollError as exc:
+        raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
+    clf = TileClassifier(model or DEFAULT_MODEL)
+    res = clf.run(extract_crops(image, quads))
+    agree = float(
+        np.mean(
+            [
+                a == b or (b == "F" and a[:2] in ("FL", "SE"))
+                for a, b in zip(res.codes, codes, strict=True)
+            ]
+        )
+    )
+    meta = {
+        "photo": str(photo),
+        "classifier_sha256": sha256_of(clf.path),
+        "base_agreement": round(agree, 3),
+    }
+    folder = save_tileset(
+        TileSet(name, layout, tuple(codes), res.embeddings, meta), extract_crops(image, quads), root
+    )
+    print(f"enrolled {len(codes)} tiles as {name!r} in {folder}")
+    print(f"the base classifier already reads {agree:.0%} of them as laid out")
+    if agree < 0.3:
+        print(
+            "warning: few tiles read as laid out; check the order and that the photo is not upside down"
+        )
+    return folder
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.sheet:
+        write_sheet(Path(args.sheet), args.layout)
+        print(f"wrote {args.sheet}")
+        return 0
+    if args.list:
+        from vision.tileset import list_tilesets
+
+        for name in list_tilesets(args.root):
+            print(name)
+        return 0
+    if not args.name or not args.photo:
+        raise CommandError("enroll needs --name NAME and a PHOTO (or --sheet OUT, or --list)")
+    enroll(Path(args.photo), args.name, args.layout, args.root, args.model)
+    return 0

@@ -1,0 +1,201 @@
+"""Teaching the system a tile set from one photo of one of each tile laid out in a grid.
+
+Layouts (row by row, left to right, as the player sees the tiles upright):
+
+* ``american`` (37 tiles): ``1B..9B`` / ``1C..9C`` / ``1D..9D`` / ``E S W N RD GD WD F J BK``
+  (``BK``: one tile face down);
+* ``chinese`` (42 tiles): ``1B..9B`` / ``1C..9C`` / ``1D..9D`` / ``E S W N RD GD WD`` /
+  ``FL1..FL4 SE1..SE4``.
+
+:func:`find_tiles` locates the tiles (the localiser when ``models/localizer.onnx`` is present,
+else contours on a plain background), :func:`sort_into_grid` orders them into the layout,
+:func:`layout_sheet_svg` draws the printable sheet and :func:`grid_photo` a synthetic photo of a
+laid-out set (for tests and the held-out-style benchmark).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+Image = npt.NDArray[np.uint8]
+FloatArray = npt.NDArray[np.float32]
+REPO = Path(__file__).resolve().parents[1]
+
+_N = [str(n) for n in range(1, 10)]
+LAYOUTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "american": (
+        tuple(f"{n}B" for n in _N),
+        tuple(f"{n}C" for n in _N),
+        tuple(f"{n}D" for n in _N),
+        ("E", "S", "W", "N", "RD", "GD", "WD", "F", "J", "BK"),
+    ),
+    "chinese": (
+        tuple(f"{n}B" for n in _N),
+        tuple(f"{n}C" for n in _N),
+        tuple(f"{n}D" for n in _N),
+        ("E", "S", "W", "N", "RD", "GD", "WD"),
+        ("FL1", "FL2", "FL3", "FL4", "SE1", "SE2", "SE3", "SE4"),
+    ),
+}
+
+
+class EnrollError(ValueError):
+    """An enrollment photo that does not show the layout; the message says what was found."""
+
+
+def layout_codes(layout: str) -> list[str]:
+    if layout not in LAYOUTS:
+        raise EnrollError(f"unknown layout: {layout!r} (known: {', '.join(LAYOUTS)})")
+    return [c for row in LAYOUTS[layout] for c in row]
+
+
+def row_lengths(layout: str) -> list[int]:
+    layout_codes(layout)
+    return [len(r) for r in LAYOUTS[layout]]
+
+
+# ---------------------------------------------------------------- finding and ordering tiles
+
+
+def contour_quads(image: Image, min_frac: float = 0.0004) -> FloatArray:
+    """Tiles as the blobs that differ from a plain background (sampled at the image border)."""
+    h, w = image.shape[:2]
+    lab = cv2.cvtColor(cv2.GaussianBlur(image, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    border = np.concatenate(
+        [
+            lab[:4].reshape(-1, 3),
+            lab[-4:].reshape(-1, 3),
+            lab[:, :4].reshape(-1, 3),
+            lab[:, -4:].reshape(-1, 3),
+        ]
+    )
+    dist = np.linalg.norm(lab - np.median(border, axis=0), axis=2)
+    mask = (
+        dist
+        > max(
+            25.0,
+            float(np.percentile(np.linalg.norm(border - np.median(border, axis=0), axis=1), 99))
+            * 1.5,
+        )
+    ).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    rects = [cv2.minAreaRect(c) for c in contours if cv2.contourArea(c) > min_frac * h * w]
+    if not rects:
+        return np.zeros((0, 4, 2), np.float32)
+    areas = np.array([r[1][0] * r[1][1] for r in rects])
+    med = float(np.median(areas))
+    rects = [r for r, a in zip(rects, areas, strict=True) if 0.35 * med < a < 2.2 * med]
+    return np.stack([_upright_quad(cv2.boxPoints(r)) for r in rects]).astype(np.float32)
+
+
+def _upright_quad(pts: npt.NDArray[np.float32]) -> FloatArray:
+    """Four corners -> clockwise from the top-left of a portrait tile (long side vertical)."""
+    c = pts.mean(axis=0)
+    ang = np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0])
+    q = pts[np.argsort(ang)]  # clockwise in image coordinates, starting near the left
+    start = int(np.argmin(q[:, 0] + q[:, 1]))
+    q = np.roll(q, -start, axis=0)
+    if np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1]) * 1.15:
+        q = np.roll(q, -1, axis=0)  # landscape: reading order stays rows, the crop turns upright
+    return q.astype(np.float32)
+
+
+def find_tiles(image: Image, expected: int, localizer_path: Path | None = None) -> FloatArray:
+    """Quads of the tiles in an enrollment photo; raises :class:`EnrollError` on a wrong count."""
+    tried: list[str] = []
+    path = localizer_path or REPO / "models" / "localizer.onnx"
+    candidates: list[tuple[str, FloatArray]] = []
+    if path.is_file():
+        try:
+            from vision.detect import TileLocalizer
+
+            loc = TileLocalizer(
+                path, input_long_side=min(1280, max(320, max(image.shape[:2]) // 32 * 32))
+            )
+            candidates.append(("localizer", loc.localize(image).quads))
+        except (ImportError, ValueError) as exc:
+            tried.append(f"localizer failed ({exc})")
+    candidates.append(("contours", contour_quads(image)))
+    for name, quads in candidates:
+        if len(quads) == expected:
+            return quads
+        tried.append(f"{name} found {len(quads)}")
+    raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}")
+
+
+def sort_into_grid(quads: FloatArray, rows: list[int]) -> FloatArray:
+    """Order quads row by row (top to bottom), left to right; the row sizes must match."""
+    centres = quads.mean(axis=1)
+    order = np.argsort(centres[:, 1])
+    heights = np.array([np.linalg.norm(q[3] - q[0]) for q in quads])
+    gap = 0.5 * float(np.median(heights))
+    groups: list[list[int]] = [[int(order[0])]] if len(order) else []
+    for i in order[1:]:
+        prev = np.mean([centres[j, 1] for j in groups[-1]])
+        if centres[i, 1] - prev > gap:
+            groups.append([])
+        groups[-1].append(int(i))
+    sizes = [len(g) for g in groups]
+    if sizes != list(rows):
+        raise EnrollError(f"tiles form rows of {sizes}, the layout needs rows of {list(rows)}")
+    return np.stack([quads[i] for g in groups for i in sorted(g, key=lambda j: centres[j, 0])])
+
+
+# ---------------------------------------------------------------- the sheet and a synthetic photo
+
+
+def layout_sheet_svg(layout: str) -> str:
+    """A printable A4-landscape SVG: one labelled cell per tile in layout order."""
+    layout_codes(layout)
+    rows = LAYOUTS[layout]
+    cw, ch, x0, y0 = 80, 104, 40, 120
+    parts = [
+        '<svg xmlns="http://www.w3.org/2000/svg" width="1123" height="794" viewBox="0 0 1123 794">',
+        '<rect width="1123" height="794" fill="white"/>',
+        f'<text x="40" y="50" font-family="sans-serif" font-size="26">Tile set enrollment: {layout} layout</text>',
+        '<text x="40" y="85" font-family="sans-serif" font-size="15">Lay one of each tile face up, upright, '
+        "in this order on a plain dark cloth, with a finger's gap between tiles. Photograph from above.</text>",
+    ]
+    for r, row in enumerate(rows):
+        for c, code in enumerate(row):
+            x, y = x0 + c * (cw + 16), y0 + r * (ch + 14)
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" rx="8" fill="#f4f1e6" stroke="#555"/>'
+            )
+            label = "face down" if code == "BK" else code
+            size = 14 if code == "BK" else 26
+            parts.append(
+                f'<text x="{x + cw / 2}" y="{y + ch / 2 + 9}" text-anchor="middle" '
+                f'font-family="sans-serif" font-size="{size}">{label}</text>'
+            )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def grid_photo(
+    faces: dict[str, Image], layout: str, rng: np.random.Generator, tile_w: int = 60
+) -> tuple[Image, FloatArray]:
+    """A synthetic photo of a laid-out set on dark cloth, and the true quads in layout order."""
+    rows = LAYOUTS[layout]
+    tile_h = round(tile_w * 4 / 3)
+    gap = tile_w // 3
+    width = 2 * gap + max(len(r) for r in rows) * (tile_w + gap)
+    height = 2 * gap + len(rows) * (tile_h + gap)
+    base = np.array([60, 45, 35], np.float32) + rng.uniform(-15, 15, 3)
+    img = np.clip(base + rng.normal(0, 4, (height, width, 3)), 0, 255).astype(np.uint8)
+    quads = []
+    for r, row in enumerate(rows):
+        for c, code in enumerate(row):
+            x = gap + c * (tile_w + gap) + int(rng.integers(-3, 4))
+            y = gap + r * (tile_h + gap) + int(rng.integers(-3, 4))
+            img[y : y + tile_h, x : x + tile_w] = cv2.resize(
+                faces[code], (tile_w, tile_h), interpolation=cv2.INTER_AREA
+            )
+            quads.append([[x, y], [x + tile_w, y], [x + tile_w, y + tile_h], [x, y + tile_h]])
+    return img, np.array(quads, np.float32)

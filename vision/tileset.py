@@ -1,0 +1,162 @@
+"""Enrolled tile sets: one example crop per tile code, stored and used to refine the classifier.
+
+A tile set lives in ``calibration/tilesets/NAME/``: ``tileset.json`` (name, layout, codes, the
+classifier's sha256), ``prototypes.npz`` (``codes`` and L2-normalised ``embeddings``) and
+``crops/NN_CODE.png``.  :class:`TileSetPrototypes` fuses the base classifier's probabilities with
+the nearest-prototype probabilities (cosine similarity on the embeddings) and keeps the reading
+to the set's own codes; under an American set, Chinese flower/season readings become ``F``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, SEASONS
+from vision.classify import Classified, l2_normalise, softmax
+
+FloatArray = npt.NDArray[np.float32]
+REPO = Path(__file__).resolve().parents[1]
+TILESETS_DIR = REPO / "calibration" / "tilesets"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class TileSetError(ValueError):
+    """A tile set that is missing, malformed or badly named; the message names it."""
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name) or name in (".", ".."):
+        raise TileSetError(f"invalid tile set name: {name!r} (letters, digits, _ . -; up to 64)")
+    return name
+
+
+@dataclass(frozen=True)
+class TileSet:
+    """An enrolled set: one or more prototype embeddings per code."""
+
+    name: str
+    layout: str
+    codes: tuple[str, ...]
+    embeddings: FloatArray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.embeddings.ndim != 2 or len(self.embeddings) != len(self.codes):
+            raise TileSetError(
+                f"tile set {self.name!r}: {len(self.codes)} codes but embeddings {self.embeddings.shape}"
+            )
+
+    @property
+    def american(self) -> bool:
+        return self.layout == "american"
+
+
+def tileset_dir(name: str, root: Path | None = None) -> Path:
+    return (root or TILESETS_DIR) / check_name(name)
+
+
+def save_tileset(tileset: TileSet, crops: npt.NDArray[np.uint8], root: Path | None = None) -> Path:
+    """Write a tile set's folder; returns it."""
+    folder = tileset_dir(tileset.name, root)
+    (folder / "crops").mkdir(parents=True, exist_ok=True)
+    for old in (folder / "crops").glob("*.png"):
+        old.unlink()
+    for i, (code, crop) in enumerate(zip(tileset.codes, crops, strict=True)):
+        cv2.imwrite(str(folder / "crops" / f"{i:02d}_{code}.png"), crop)
+    np.savez(
+        folder / "prototypes.npz", codes=np.array(tileset.codes), embeddings=tileset.embeddings
+    )
+    info = {
+        "name": tileset.name,
+        "layout": tileset.layout,
+        "codes": list(tileset.codes),
+        **tileset.meta,
+    }
+    (folder / "tileset.json").write_text(json.dumps(info, indent=1) + "\n")
+    return folder
+
+
+def load_tileset(name_or_path: str | Path, root: Path | None = None) -> TileSet:
+    """A tile set by name (under ``calibration/tilesets``) or by folder path."""
+    p = Path(name_or_path)
+    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
+    if not (folder / "tileset.json").is_file():
+        raise TileSetError(
+            f"no enrolled tile set {str(name_or_path)!r} (looked in {str(folder)!r})"
+        )
+    info = json.loads((folder / "tileset.json").read_text())
+    with np.load(folder / "prototypes.npz") as data:
+        codes = tuple(str(c) for c in data["codes"])
+        emb = l2_normalise(np.asarray(data["embeddings"], np.float32))
+    meta = {k: v for k, v in info.items() if k not in ("name", "layout", "codes")}
+    return TileSet(str(info["name"]), str(info["layout"]), codes, emb, meta)
+
+
+def list_tilesets(root: Path | None = None) -> list[str]:
+    base = root or TILESETS_DIR
+    return sorted(p.name for p in base.glob("*/tileset.json") for p in [p.parent])
+
+
+class TileSetPrototypes:
+    """Fuse base probabilities with nearest-prototype probabilities for one enrolled set.
+
+    ``fused = softmax(w * log p_base + (1 - w) * log p_proto)`` over the set's codes (plus
+    ``BK``, read by the base classifier alone when the set has no back prototype);
+    ``p_proto = softmax(scale * max cosine similarity to each code's prototypes)``.
+    """
+
+    def __init__(
+        self, tileset: TileSet, classes: list[str], weight: float = 0.3, scale: float = 16.0
+    ) -> None:
+        self.tileset = tileset
+        self.classes = list(classes)
+        self.weight = weight
+        self.scale = scale
+        allowed = set(tileset.codes) | {BACK}
+        self.mask = np.array([c in allowed for c in self.classes])
+        self.index = {c: i for i, c in enumerate(self.classes)}
+        self.proto_class = np.array([self.index[c] for c in tileset.codes])
+
+    def base_probs(self, probs: FloatArray) -> FloatArray:
+        """Base probabilities folded onto the set: flowers/seasons -> F for an American set."""
+        p = probs.copy()
+        if self.tileset.american and FLOWER in self.index:
+            flowers = [self.index[c] for c in CHINESE_FLOWERS + SEASONS if c in self.index]
+            p[:, self.index[FLOWER]] += p[:, flowers].sum(axis=1)
+            p[:, flowers] = 0
+        return p
+
+    def proto_logits(self, embeddings: FloatArray) -> FloatArray:
+        sims = l2_normalise(embeddings) @ self.tileset.embeddings.T  # (N, K)
+        out = np.full((len(embeddings), len(self.classes)), -1.0, np.float32)
+        for k, cls in enumerate(self.proto_class):
+            out[:, cls] = np.maximum(out[:, cls], sims[:, k])
+        return self.scale * out
+
+    def fuse(self, probs: FloatArray, embeddings: FloatArray) -> FloatArray:
+        base = np.log(np.clip(self.base_probs(probs), 1e-9, 1.0))
+        proto = np.log(np.clip(softmax(self.proto_logits(embeddings)), 1e-9, 1.0))
+        has_proto = np.zeros(len(self.classes), bool)
+        has_proto[self.proto_class] = True
+        mix = np.where(has_proto, self.weight * base + (1 - self.weight) * proto, base)
+        mix[:, ~self.mask] = -np.inf
+        return softmax(mix.astype(np.float32))
+
+    def apply(self, result: Classified) -> Classified:
+        """A classifier result re-read under this tile set."""
+        fused = self.fuse(result.probs, result.embeddings)
+        best = fused.argmax(axis=1) if len(fused) else np.zeros(0, np.int64)
+        return Classified(
+            codes=[self.classes[int(k)] for k in best],
+            confidence=fused[np.arange(len(best)), best].astype(np.float32),
+            probs=fused,
+            embeddings=result.embeddings,
+        )
