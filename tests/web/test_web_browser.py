@@ -1,0 +1,96 @@
+"""The dashboard in a real browser: Playwright driving Debian's chromium against a live server.
+
+The server follows one pass of the bundled demo (20 fps) on 127.0.0.1 at a free port.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion.live import Live, LiveConfig
+from companion.web import create_app
+from vision.capture import DEMO_DIR, FolderSource
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+CARD = Path(__file__).parents[2] / "calibration" / "cards" / "example.mjcard"
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian chromium is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from werkzeug.serving import make_server
+
+    data = tmp_path_factory.mktemp("browser-data")
+    source = FolderSource(DEMO_DIR / "frames", loop=False, fps=20)
+    live = Live(LiveConfig(source="demo", data_dir=str(data)), source=source)
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    live.start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    ctx = browser.new_context(viewport={"width": 412, "height": 900})  # a phone-sized screen
+    pg = ctx.new_page()
+    pg.set_default_timeout(12_000)
+    yield pg
+    ctx.close()
+
+
+def test_live_page_follows_the_demo(server: str, page: object) -> None:
+    page.goto(server + "/")
+    assert page.title() == "Siamese companion"
+    # the demo's first exposure: player 2's pung on P2-A
+    page.locator('.rack[data-zone="P2-A"] .exposure').first.wait_for()
+    assert page.locator('.rack[data-zone="P2-A"] .exposure .tile').count() == 3
+    flag = page.locator('.flag[data-kind="wrong_rack"]')
+    flag.wait_for()
+    assert "P1-A" in flag.inner_text()
+    assert page.locator('.rack[data-zone="P1-A"] .badge').inner_text() == "dead"
+    assert page.locator(".warning").count() >= 1  # models missing: said on the page
+
+
+def test_correction_click_changes_the_reading(server: str, page: object) -> None:
+    page.goto(server + "/")
+    tile = page.locator('#discards button.tile[data-index="0"]')
+    tile.wait_for()
+    before = tile.inner_text()
+    new = "4C" if before != "4C" else "5C"
+    tile.click()
+    page.fill("#correct-code", new)
+    page.click("#correct-ok")
+    page.locator(f'#discards button.tile.corrected[data-index="0"]:has-text("{new}")').wait_for()
+    page.reload()
+    page.locator(f'#discards button.tile.corrected[data-index="0"]:has-text("{new}")').wait_for()
+
+
+def test_card_upload_error_shows_the_line(server: str, page: object, tmp_path: Path) -> None:
+    lines = CARD.read_text().splitlines()
+    bad = tmp_path / "broken.mjcard"
+    bad.write_text("\n".join(lines + ['hand zz9 "Broken" : 1111 QQQ = 25']) + "\n")
+    page.goto(server + "/settings")
+    page.set_input_files("#card-file", str(bad))
+    page.click("#card-upload")
+    issue = page.locator(".issue").first
+    issue.wait_for()
+    assert f"line {len(lines) + 1}" in issue.inner_text()
