@@ -72,14 +72,34 @@ def _load_card(path: str | None) -> Any:
     return load_card(path)
 
 
+def _saved_calibration(config: LiveConfig) -> Any:
+    """The four-click calibration saved by the dashboard, if any (markers need none)."""
+    path = Path(config.data_dir) / "calibration.json"
+    if not path.is_file():
+        return None
+    from vision.calibrate import Calibration
+
+    d = json.loads(path.read_text(encoding="utf-8"))
+    return Calibration(np.asarray(d["image_to_table"], np.float64), tuple(d["table_mm"]),
+                       tuple(d.get("image_size", (0, 0))), str(d.get("source", "corners")))
+
+
 def _model_reader(config: LiveConfig) -> ModelReader:
     table = importlib.import_module("companion.table")
     layout_mod = importlib.import_module("vision.layout")
     pipeline = importlib.import_module("vision.pipeline")
     layout = layout_mod.load_layout(config.layout or DEFAULT_LAYOUT)
-    reader = table.TableReader(layout, pipeline.TileRecognizer(), card=_load_card(config.card),
-                               variant=config.variant)
+    tileset = config.tileset if config.tileset != "american" else None
+    recognizer = pipeline.TileRecognizer(tileset=tileset)
+    reader = table.TableReader(layout, recognizer, card=_load_card(config.card or _default_card()),
+                               variant=config.variant, calibration=_saved_calibration(config))
     return ModelReader(reader)
+
+
+def _default_card() -> str | None:
+    from companion.live_rules import DEFAULT_CARD
+
+    return str(DEFAULT_CARD) if DEFAULT_CARD.is_file() else None
 
 
 def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:

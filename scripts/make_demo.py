@@ -106,12 +106,13 @@ def main() -> int:
     frames_dir.mkdir(parents=True)
     layout = load_layout(ROOT / "calibration" / "layouts" / "siamese-2.json")
     faces = {**drawn_faces(), **real_crops(per_code=2)}
-    view = View(side="bottom", tilt_deg=40.0, size=(1280, 720), back_mm=250.0)
+    view = View(side="bottom", tilt_deg=40.0, size=(1280, 720))
     wrong = pick_wrong(Path(args.card))
     readings: dict[str, object] = {}
     playlist: list[str] = []
     n = 0
-    for k, scene in enumerate(story(wrong)):
+    scenes = story(wrong)
+    for k, scene in enumerate(scenes):
         img = render_table(layout, scene, seed=11, view=view, faces=faces).image
         if k:
             name = f"f{n:03d}.jpg"
@@ -121,7 +122,7 @@ def main() -> int:
         name = f"f{n:03d}.jpg"
         cv2.imwrite(str(frames_dir / name), img, [cv2.IMWRITE_JPEG_QUALITY, args.quality])
         readings[name] = reading(None, scene, layout)
-        playlist += [name] * args.hold
+        playlist += [name] * (args.hold if k < len(scenes) - 1 else args.hold * 6)
         n += 1
     (frames_dir / "playlist.txt").write_text("\n".join(playlist) + "\n")
     (out / "readings.json").write_text(json.dumps({"wrong_rack": list(wrong), "frames": readings}, indent=1))

@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     get_variant(args.variant)  # an unknown variant is a usage error, before anything starts
     source, warnings = _pick_source(args.source)
     data = Path(args.data) if args.data else data_dir_default()
+    if source == "demo":
+        data = data / "demo"  # the looping demo keeps its games apart from real sessions
     host = "0.0.0.0" if args.lan and args.host == "127.0.0.1" else args.host
     scheme = "https" if args.https else "http"
     token = secrets.token_urlsafe(16) if args.lan else None

@@ -12,8 +12,9 @@ from companion.live import Live, LiveConfig
 from companion.live_events import GameEvent
 from companion.live_readers import settle_session
 from companion.store import Store
+from vision.capture import DEMO_DIR
 
-DEMO_FRAMES = 69  # calibration/demo/frames/playlist.txt
+DEMO_FRAMES = len((DEMO_DIR / "frames" / "playlist.txt").read_text().split())  # one pass
 
 
 def test_store_is_wal_and_resumes_the_game(tmp_path: Path) -> None:

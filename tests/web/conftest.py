@@ -16,8 +16,9 @@ from flask.testing import FlaskClient
 
 from companion.live import Live, LiveConfig
 from companion.web import create_app
+from vision.capture import DEMO_DIR
 
-DEMO_FRAMES = 69
+DEMO_FRAMES = len((DEMO_DIR / "frames" / "playlist.txt").read_text().split())  # one pass
 
 
 @pytest.fixture(scope="session")

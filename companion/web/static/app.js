@@ -53,6 +53,7 @@ function renderFlags(s) {
 
 function renderScores(s) {
   const players = new Set(Object.keys(s.scores));
+  s.racks.forEach((r) => { if (r.player != null) players.add(String(r.player)); });
   const games = s.session_games || [];
   games.forEach((g) => Object.keys(g.scores).forEach((p) => players.add(p)));
   const ps = [...players].sort();
