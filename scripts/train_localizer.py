@@ -60,6 +60,8 @@ class LocNet(nn.Module):
         self.s8 = nn.Sequential(dws(32, 64, 2), dws(64, 64))
         self.s16 = nn.Sequential(dws(64, 96, 2), dws(96, 96), dws(96, 96, dil=2))
         self.s32 = nn.Sequential(dws(96, 128, 2), dws(128, 128), dws(128, 128, dil=2))
+        self.strip_h = nn.Conv2d(128, 128, 1)
+        self.strip_v = nn.Conv2d(128, 128, 1)
         self.l32 = nn.Conv2d(128, 64, 1)
         self.l16 = nn.Conv2d(96, 64, 1)
         self.l8 = nn.Conv2d(64, 64, 1)
@@ -81,6 +83,12 @@ class LocNet(nn.Module):
         f8 = self.s8(f4)
         f16 = self.s16(f8)
         f32 = self.s32(f16)
+        # strip pooling: whole-row and whole-column context for very long, thin tiles
+        f32 = F.relu(
+            f32
+            + self.strip_h(f32.mean(dim=3, keepdim=True))
+            + self.strip_v(f32.mean(dim=2, keepdim=True))
+        )
         up = F.interpolate(self.l32(f32), scale_factor=2.0, mode="nearest")
         p16 = self.m16(up + self.l16(f16))
         p8 = self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8))
@@ -138,34 +146,52 @@ def colour_jitter(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
-def augment(
-    img: np.ndarray, quads: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scale, optional stretch, 90-degree turn, crop to SIZE x SIZE; quads follow."""
-    h, w = img.shape[:2]
+def band_matrix(w: int, h: int, quads: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Affine (3x3) mapping one row (or column) of tiles, as a band across the photo, onto the
+    whole SIZE x SIZE crop, stretched 3-12x across the band: like valid/'s photos squeezed from
+    panoramas (tiles ~10x longer than wide in 35 of 296 valid photos; none in train/)."""
+    q = quads[int(rng.integers(len(quads)))]
+    lo, hi = q.min(axis=0), q.max(axis=0)
+    c = (lo + hi) / 2
+    f = math.exp(rng.uniform(math.log(3), math.log(12)))
+    axis = int(rng.integers(2))  # 0: horizontal band (stretched vertically), 1: vertical band
+    thick = (hi - lo)[1 - axis] * rng.uniform(1.0, 1.5)
+    across = SIZE / max(thick, 4)
+    along = across / f
+    s = np.array([along, across]) if axis == 0 else np.array([across, along])
+    shift = rng.uniform(-0.4, 0.4) * SIZE
+    off = SIZE / 2 - c * s
+    off[axis] += shift
+    return np.array([[s[0], 0, off[0]], [0, s[1], off[1]], [0, 0, 1]], np.float64)
+
+
+def scale_matrix(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+    """Affine (3x3): random scale and mild stretch, placed at a random offset in the crop."""
     if rng.random() < 0.25:
-        s = SIZE / max(h, w)  # the whole image, as at inference
-        sx = sy = s
+        sx = sy = SIZE / max(h, w)  # the whole image, as at inference
     else:
         s = SIZE / max(h, w) * math.exp(rng.uniform(math.log(0.6), math.log(1.6)))
         st = math.exp(rng.uniform(-0.2, 0.2))
         sx, sy = s * st, s / st
+    ox = rng.uniform(min(0, SIZE - w * sx), max(0, SIZE - w * sx))
+    oy = rng.uniform(min(0, SIZE - h * sy), max(0, SIZE - h * sy))
+    return np.array([[sx, 0, ox], [0, sy, oy], [0, 0, 1]], np.float64)
+
+
+def augment(
+    img: np.ndarray, quads: np.ndarray, rng: np.random.Generator, band: float = 0.2
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scale (or stretch one band of tiles), 90-degree turn, crop to SIZE x SIZE; quads follow."""
+    h, w = img.shape[:2]
+    if len(quads) and rng.random() < band:
+        a = band_matrix(w, h, quads, rng)
+    else:
+        a = scale_matrix(w, h, rng)
     k = int(rng.integers(4))
-    # affine: scale, then rotate k*90 about the scaled image centre, then place in the crop
-    a = np.array([[sx, 0, 0], [0, sy, 0], [0, 0, 1]], np.float64)
-    c = np.array([w * sx / 2, h * sy / 2])
-    rot = np.array([[0, 1], [-1, 0]], np.float64)
-    r = np.linalg.matrix_power(rot, k)
-    t1 = np.eye(3)
-    t1[:2, 2] = -c
-    rr = np.eye(3)
-    rr[:2, :2] = r
-    new_w, new_h = (w * sx, h * sy) if k % 2 == 0 else (h * sy, w * sx)
-    ox = rng.uniform(min(0, SIZE - new_w), max(0, SIZE - new_w))
-    oy = rng.uniform(min(0, SIZE - new_h), max(0, SIZE - new_h))
-    t2 = np.eye(3)
-    t2[:2, 2] = [new_w / 2 + ox, new_h / 2 + oy]
-    m = (t2 @ rr @ t1 @ a)[:2]
+    rot = np.eye(3)
+    rot[:2, :2] = np.linalg.matrix_power(np.array([[0, 1], [-1, 0]], np.float64), k)
+    c = np.array([[1, 0, -SIZE / 2], [0, 1, -SIZE / 2], [0, 0, 1]], np.float64)
+    m = (np.linalg.inv(c) @ rot @ c @ a)[:2]  # turn about the crop centre
     border = tuple(float(v) for v in rng.uniform(0, 255, 3))
     out = cv2.warpAffine(
         img,
@@ -396,7 +422,10 @@ def main() -> None:
         start = state["epoch"]
         print(f"resumed from {ckpt} at epoch {start}")
     elif args.init is not None:
-        net.load_state_dict(torch.load(args.init, weights_only=False)["model"])
+        missing = net.load_state_dict(
+            torch.load(args.init, weights_only=False)["model"], strict=False
+        )
+        print(f"new layers: {missing.missing_keys}")
         print(f"initialised from {args.init}")
     if args.export_only:
         export_onnx(net, args.export)

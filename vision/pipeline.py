@@ -59,7 +59,7 @@ class TileRecognizer:
         self.tileset = tileset
         self.prototypes: Any = None
         if tileset is not None:
-            self.prototypes = load_tileset(tileset)
+            self.prototypes = load_prototypes(tileset, self.classifier.classes)
         self.input_long_side = input_long_side
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
 
@@ -83,7 +83,7 @@ class TileRecognizer:
         crops = extract_crops(img, loc.quads)
         res = self.classifier.run(crops)
         if self.prototypes is not None:
-            res = self.prototypes.refine(res)
+            res = self.prototypes.apply(res)
         return Detections.from_quads(
             loc.quads,
             list(res.codes),
@@ -93,13 +93,11 @@ class TileRecognizer:
         )
 
 
-def load_tileset(name: str) -> Any:
-    """The enrolled tile set ``name`` (see ``python -m companion enroll``)."""
-    try:
-        from vision.tileset import TileSetPrototypes
-    except ImportError as exc:  # enrollment not available in this build
-        raise ValueError(f"tile sets are not supported by this build: {exc}") from exc
-    return TileSetPrototypes.load(name)
+def load_prototypes(name: str, classes: list[str]) -> Any:
+    """The enrolled tile set ``name`` (``python -m companion enroll``) as a classifier refiner."""
+    from vision.tileset import TileSetPrototypes, load_tileset
+
+    return TileSetPrototypes(load_tileset(name), classes)
 
 
 def _ms(t0: float) -> float:
