@@ -10,6 +10,7 @@ zones, group rack tiles into exposures (:mod:`companion.table_group`) and ask th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,8 +19,8 @@ import numpy.typing as npt
 from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
-from companion.table_flags import RuleContext, evaluate
-from companion.table_group import SeenTile, group_exposures
+from companion.table_flags import RuleContext, evaluate, rack_flags
+from companion.table_group import SeenTile, grouping_options
 from companion.table_types import FLAG_KINDS, Flag, HomographyState, TableObservation, ZoneReading
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout, Zone
@@ -37,8 +38,15 @@ class Recognizer(Protocol):
     def detect(self, image: npt.NDArray[np.uint8]) -> Detections: ...
 
 
+Chooser = Callable[[list[ZoneReading]], ZoneReading]
+
+
+def _first(options: list[ZoneReading]) -> ZoneReading:
+    return options[0]
+
+
 def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDArray[np.float32],
-                  quads: npt.NDArray[np.float32], min_conf: float, chows: bool) -> ZoneReading:
+                  quads: npt.NDArray[np.float32], min_conf: float, chows: bool, choose: Chooser) -> ZoneReading:
     axis, perp = layout.reading_axes(zone)
     up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
     seen = [
@@ -46,12 +54,15 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
                  float(np.ptp(quads[i] @ axis)), float(np.ptp(quads[i] @ perp)), float(det.confidence[i]))
         for i in up
     ]
-    groups = group_exposures(seen, chows=chows)
-    order = [i for g in groups for i in g]
-    tiles = tuple(seen[i].code for i in order)
-    uncertain = tuple(k for k, i in enumerate(order) if seen[i].confidence < min_conf)
-    exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
-    return ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player, zone.hand, uncertain)
+    options = []
+    for groups in grouping_options(seen, chows=chows):
+        order = [i for g in groups for i in g]
+        tiles = tuple(seen[i].code for i in order)
+        uncertain = tuple(k for k, i in enumerate(order) if seen[i].confidence < min_conf)
+        exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
+        options.append(ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player,
+                                   zone.hand, uncertain))
+    return choose(options) if len(options) > 1 else options[0]
 
 
 def _loose_reading(zone: Zone, det: Detections, min_conf: float) -> ZoneReading:
@@ -62,9 +73,13 @@ def _loose_reading(zone: Zone, det: Detections, min_conf: float) -> ZoneReading:
     return ZoneReading(zone.name, zone.kind, tiles, (), len(det) - len(up), zone.player, zone.hand, uncertain)
 
 
-def read_zones(layout: Layout, det: Detections, calibration: Calibration,
-               min_confidence: float = MIN_CONFIDENCE, chows: bool = False) -> dict[str, ZoneReading]:
-    """Every layout zone's reading from detections in image pixels (centres mapped to table mm)."""
+def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,
+               chows: bool = False, choose: Chooser = _first) -> dict[str, ZoneReading]:
+    """Every layout zone's reading from detections in image pixels (centres mapped to table mm).
+
+    Where a rack's grouping is ambiguous (jokers between two kinds in a touching run), ``choose``
+    picks among the readings; the default takes the first.
+    """
     if len(det) == 0:
         return {z.name: ZoneReading(z.name, z.kind, (), (), 0, z.player, z.hand) for z in layout.zones}
     centres = calibration.to_table(det.centres)
@@ -75,7 +90,8 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration,
         mask = where == k
         sub = det[mask]
         if zone.kind == "rack":
-            zones[zone.name] = _rack_reading(layout, zone, sub, centres[mask], quads[mask], min_confidence, chows)
+            zones[zone.name] = _rack_reading(layout, zone, sub, centres[mask], quads[mask], min_confidence, chows,
+                                              choose)
         else:
             zones[zone.name] = _loose_reading(zone, sub, min_confidence)
     return zones
@@ -118,10 +134,19 @@ class TableReader:
     def observe(self, detections: Detections, calibration: Calibration,
                 state: HomographyState = "fresh") -> TableObservation:
         """The observation for detections already made in this calibration's image."""
-        zones = read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows)
+        zones = read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
+                           self._choose)
         flags, mahjong = evaluate(zones, self.ctx)
         flags += self._exchange_flags(zones)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
+
+    def _choose(self, options: list[ZoneReading]) -> ZoneReading:
+        """The grouping the rules like best: fewest flags (a reading that is alive and well formed
+        beats one calling the hand dead), ties to the default grouping."""
+        def cost(k: int) -> tuple[int, int]:
+            return (len(rack_flags(options[k], self.ctx)[0]), k)
+
+        return options[min(range(len(options)), key=cost)]
 
     def _exchange_flags(self, zones: dict[str, ZoneReading]) -> list[Flag]:
         """A joker leaving a declared Mah Jongg display between two frames (never allowed)."""

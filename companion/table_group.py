@@ -62,32 +62,69 @@ def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[in
     return runs
 
 
-def split_kinds(codes: Sequence[str]) -> list[list[int]]:
-    """Positions of one touching run split where the natural kind changes; jokers attached."""
-    groups: list[list[int]] = []
+def _segments(codes: Sequence[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """Runs of one natural kind, and the jokers lying before each run (plus trailing jokers)."""
+    runs: list[list[int]] = []
+    jokers: list[list[int]] = [[]]
     kind: str | None = None
-    pending: list[int] = []
     for i, code in enumerate(codes):
         if code == JOKER:
-            pending.append(i)
-            continue
-        if kind is None or code == kind:
-            if not groups:
-                groups.append([])
-            groups[-1].extend(pending + [i])
+            jokers[-1].append(i)
+        elif code == kind and not jokers[-1]:
+            runs[-1].append(i)
+        elif code == kind:
+            runs[-1].extend(jokers[-1] + [i])
+            jokers[-1] = []
         else:
-            # Jokers between two kinds complete the earlier group if it is still short of a pung.
-            keep = pending if groups and len(groups[-1]) < 3 else []
-            if groups:
-                groups[-1].extend(keep)
-            groups.append([j for j in pending if j not in keep] + [i])
-        kind, pending = code, []
-    if pending:
-        if groups:
-            groups[-1].extend(pending)
-        else:
-            groups.append(pending)
+            runs.append([i])
+            jokers.append([])
+            kind = code
+    # jokers[0] lead, jokers[k] lie between runs k-1 and k, jokers[len(runs)] trail.
+    return runs, jokers
+
+
+def split_options(codes: Sequence[str], limit: int = 64) -> list[list[list[int]]]:
+    """Every way to split one touching run by kind; jokers between two kinds may go either way.
+
+    The first option gives boundary jokers to the earlier group while it is short of a pung,
+    else to the later one.  Physically the jokers are ambiguous: the caller picks the option
+    the rules like best (never a dead hand when another reading is alive).
+    """
+    runs, jokers = _segments(codes)
+    if not runs:
+        return [[list(range(len(codes)))]] if codes else []
+    lead, between, trail = jokers[0], jokers[1 : len(runs)], jokers[len(runs)]
+    splits: list[list[int]] = [[]]
+    for js in between:
+        splits = [s + [m] for s in splits for m in range(len(js) + 1)][:limit]
+    options = []
+    for split in splits:
+        groups = [list(lead) + runs[0]]
+        for k, (js, m) in enumerate(zip(between, split, strict=True)):
+            groups[-1].extend(js[:m])
+            groups.append(js[m:] + runs[k + 1])
+        groups[-1].extend(trail)
+        options.append([sorted(g) for g in groups])
+    default = _default_split(between, runs, lead, trail)
+    options.sort(key=lambda o: o != default)
+    return options
+
+
+def _default_split(between: list[list[int]], runs: list[list[int]], lead: list[int],
+                   trail: list[int]) -> list[list[int]]:
+    groups = [list(lead) + runs[0]]
+    for k, js in enumerate(between):
+        keep = js if len(groups[-1]) < 3 else []
+        groups[-1].extend(keep)
+        groups.append([j for j in js if j not in keep] + runs[k + 1])
+    groups[-1].extend(trail)
     return [sorted(g) for g in groups]
+
+
+def split_kinds(codes: Sequence[str]) -> list[list[int]]:
+    """Positions of one touching run split where the natural kind changes; jokers attached."""
+    options = split_options(codes)
+    return options[0] if options else []
 
 
 def _is_chow(codes: Sequence[str]) -> bool:
@@ -111,14 +148,24 @@ def merge_chows(codes: Sequence[str], groups: list[list[int]]) -> list[list[int]
     return out
 
 
-def group_exposures(tiles: Sequence[SeenTile], chows: bool = False) -> list[list[int]]:
-    """Exposures as lists of indexes into ``tiles`` (face-up tiles of one rack), in reading order."""
-    exposures: list[list[int]] = []
+def grouping_options(tiles: Sequence[SeenTile], chows: bool = False, limit: int = 64) -> list[list[list[int]]]:
+    """Every plausible grouping of a rack's face-up tiles (indexes), the default one first.
+
+    Options differ only where jokers sit between two kinds in a touching run.
+    """
+    options: list[list[list[int]]] = [[]]
     for row in order_rows(tiles):
         for run in touching_runs(tiles, row):
             codes = [tiles[i].code for i in run]
-            groups = split_kinds(codes)
-            if chows:
-                groups = merge_chows(codes, groups)
-            exposures.extend([run[j] for j in g] for g in groups)
-    return exposures
+            choices = []
+            for groups in split_options(codes):
+                if chows:
+                    groups = merge_chows(codes, groups)
+                choices.append([[run[j] for j in g] for g in groups])
+            options = [o + c for o in options for c in choices][:limit]
+    return options
+
+
+def group_exposures(tiles: Sequence[SeenTile], chows: bool = False) -> list[list[int]]:
+    """Exposures as lists of indexes into ``tiles`` (face-up tiles of one rack), in reading order."""
+    return grouping_options(tiles, chows)[0]

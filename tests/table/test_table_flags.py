@@ -102,3 +102,12 @@ def test_chinese_chows_and_a_joker_not_in_the_set() -> None:
     obs = read(r, variant="chinese", card=None)
     assert obs.zones["P1-A"].exposures == exps("1B 2B 3B", "E E E")
     assert any("J in view" in f.message for f in obs.flags if f.kind == "tile_count")
+
+
+def test_ambiguous_joker_between_touching_exposures_never_kills_the_hand() -> None:
+    # [7C 7C 7C J][N N N N] fits ln1; [7C 7C 7C][J N N N N] fits nothing.  Touching, the joker
+    # could belong to either: the reader must take the reading that keeps the hand alive.
+    racks = {"P1-A": RackScene(exps("7C 7C 7C J", "N N N N"), 9, touching=True), "P1-B": RackScene((), 10)}
+    obs = read(table(racks))
+    assert flags_of(obs, "wrong_rack") == []
+    assert obs.zones["P1-A"].exposures == exps("7C 7C 7C J", "N N N N")
