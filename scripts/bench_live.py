@@ -1,0 +1,216 @@
+"""Benchmark the live companion: loop speed, tile-to-flag latency on the page's stream, memory.
+
+    python scripts/bench_live.py [--minutes 10] [--frames 300]
+
+1. fps: the whole loop (motion gate, reading, smoothing, rules, annotation, JPEG for the MJPEG
+   stream) over the 1280x720 demo frames, unpaced, with the reader ``serve`` would use here
+   (the recognisers when ``models/`` has them, else the demo's recorded readings), and with the
+   recogniser forced on every frame when the models exist.
+2. latency: a served dashboard receives paced 15 fps frames; at t0 the frame changes to one with
+   a wrong-rack exposure; we time until ``/api/events`` (SSE) delivers a state with the flag.
+3. memory: the demo looped at 15 fps with an MJPEG and an SSE client attached for ``--minutes``;
+   RSS sampled every 10 s.
+Prints a table; targets: fps >= 15, latency <= 0.5 s, flat memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from companion.live import Live, LiveConfig  # noqa: E402
+from companion.live_readers import ReplayReader  # noqa: E402
+from companion.web import create_app  # noqa: E402
+from vision.capture import DEMO_DIR, Frame  # noqa: E402
+
+FRAMES = DEMO_DIR / "frames"
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def demo_images() -> list[tuple[str, np.ndarray]]:
+    names = (FRAMES / "playlist.txt").read_text().split()
+    cache = {n: cv2.imread(str(FRAMES / n)) for n in set(names)}
+    return [(n, cache[n]) for n in names]
+
+
+def bench_fps(n: int, reader: object | None, label: str) -> tuple[str, float, str]:
+    images = demo_images()
+    with tempfile.TemporaryDirectory() as d:
+        live = Live(LiveConfig(source="demo", data_dir=d), reader=reader)  # type: ignore[arg-type]
+        note = "; ".join(live.warnings) if reader is None else type(reader).__name__
+        note = note or "recognisers from models/"
+        t0 = time.perf_counter()
+        for i in range(n):
+            name, img = images[i % len(images)]
+            live.process(img, name)
+        dt = time.perf_counter() - t0
+        live.store.close()
+    return label, n / dt, note[:70]
+
+
+class EveryFrame:
+    """Wrap a reader so that the motion gate never skips it (worst case: read every frame)."""
+
+    def __init__(self, live: Live) -> None:
+        self.live = live
+
+    def process(self, img: np.ndarray) -> None:
+        obs = self.live.reader.read(img, "")
+        if obs is not None:
+            self.live.game.observe(self.live.smoother.update_with_observation(obs))
+
+
+class Scripted:
+    """Frames at ``fps``: ``before`` until ``switch`` is set, then ``after``; records the switch time."""
+
+    name = "scripted"
+
+    def __init__(self, before: tuple[str, np.ndarray], after: tuple[str, np.ndarray], fps: float) -> None:
+        self.before, self.after, self.fps = before, after, fps
+        self.switch = threading.Event()
+        self.switched_at = 0.0
+        self.closed = False
+
+    def frames(self) -> Iterator[Frame]:
+        i = 0
+        while not self.closed:
+            name, img = self.after if self.switch.is_set() else self.before
+            if self.switch.is_set() and not self.switched_at:
+                self.switched_at = time.perf_counter()
+            yield Frame(img, i, time.time(), name)
+            i += 1
+            time.sleep(1.0 / self.fps)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def serve(live: Live) -> tuple[object, int]:
+    from werkzeug.serving import make_server
+
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, srv.server_port
+
+
+def sse_states(port: int) -> Iterator[dict[str, object]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/api/events")
+    resp = conn.getresponse()
+    buf = b""
+    while True:
+        chunk = resp.readline()
+        if not chunk:
+            return
+        buf += chunk
+        if chunk == b"\n" and b"data: " in buf:
+            yield json.loads(buf.split(b"data: ", 1)[1])
+            buf = b""
+
+
+def bench_latency(trials: int = 5) -> list[float]:
+    readings = json.loads((DEMO_DIR / "readings.json").read_text())["frames"]
+    wrong = [n for n, o in readings.items() if len(o["zones"]["P1-A"]["exposures"]) == 2][0]
+    before = [n for n, o in readings.items() if len(o["zones"]["P1-A"]["exposures"]) == 1][-1]
+    load = {n: cv2.imread(str(FRAMES / n)) for n in (before, wrong)}
+    out = []
+    for _ in range(trials):
+        src = Scripted((before, load[before]), (wrong, load[wrong]), fps=15)
+        with tempfile.TemporaryDirectory() as d:
+            live = Live(LiveConfig(source="demo", data_dir=d), reader=ReplayReader(), source=src)
+            srv, port = serve(live)
+            live.start()
+            states = sse_states(port)
+            while not any(r["exposures"] for s in [next(states)] for r in s["racks"]):  # type: ignore[index]
+                pass
+            src.switch.set()
+            for s in states:
+                if any(f["kind"] == "wrong_rack" for f in s["flags"]):  # type: ignore[index]
+                    out.append(time.perf_counter() - src.switched_at)
+                    break
+            srv.shutdown()  # type: ignore[attr-defined]
+            live.stop()
+            live.store.close()
+    return out
+
+
+def bench_memory(minutes: float) -> list[tuple[float, float]]:
+    with tempfile.TemporaryDirectory() as d:
+        live = Live(LiveConfig(source="demo", data_dir=d, demo_fps=15))
+        srv, port = serve(live)
+        live.start()
+        stop = threading.Event()
+
+        def mjpeg_client() -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/video.mjpg")
+            resp = conn.getresponse()
+            while not stop.is_set() and resp.read(65536):
+                pass
+
+        def sse_client() -> None:
+            for _ in sse_states(port):
+                if stop.is_set():
+                    return
+
+        for fn in (mjpeg_client, sse_client):
+            threading.Thread(target=fn, daemon=True).start()
+        samples, t0 = [], time.monotonic()
+        while time.monotonic() - t0 < minutes * 60:
+            samples.append((time.monotonic() - t0, rss_mb()))
+            time.sleep(min(10.0, max(1.0, minutes * 6)))
+        samples.append((time.monotonic() - t0, rss_mb()))
+        stop.set()
+        srv.shutdown()  # type: ignore[attr-defined]
+        live.stop()
+        live.store.close()
+    return samples
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=10.0, help="memory run length (default 10)")
+    ap.add_argument("--frames", type=int, default=300, help="frames for the fps runs")
+    ap.add_argument("--skip-memory", action="store_true")
+    args = ap.parse_args()
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    rows = [bench_fps(args.frames, None, "loop, reader serve would use")]
+    rows.append(bench_fps(args.frames, ReplayReader(), "loop, recorded readings"))
+    print(f"{'measure':<40} {'value':>10}  note")
+    for label, fps, note in rows:
+        print(f"{label:<40} {fps:>7.1f} fps  {note}")
+    lat = bench_latency()
+    print(f"{'tile arrival -> flag on SSE (median)':<40} {np.median(lat):>8.3f} s  "
+          f"min {min(lat):.3f} max {max(lat):.3f} over {len(lat)} trials at 15 fps")
+    if not args.skip_memory:
+        mem = bench_memory(args.minutes)
+        first, last = mem[0][1], mem[-1][1]
+        peak = max(m for _, m in mem)
+        print(f"{'RSS over ' + format(args.minutes, 'g') + ' min (MB)':<40} {last:>8.1f} MB  "
+              f"start {first:.1f} peak {peak:.1f} change {last - first:+.1f} ({len(mem)} samples)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
