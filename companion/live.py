@@ -135,6 +135,7 @@ class Live:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._source: FrameSource | None = None
+        self._latest: np.ndarray | None = None
         self.stats: dict[str, Any] = {"fps": 0.0, "frames": 0, "motion": "", "source": config.source,
                                       "source_error": ""}
         self.publish()
@@ -201,6 +202,7 @@ class Live:
 
     def process(self, image: np.ndarray, name: str = "") -> list[GameEvent]:
         """One frame: gate, read when stable, smooth, diff into events, publish."""
+        self._latest = image
         motion = self.gate.update(image)
         self.stats["frames"] += 1
         self.stats["motion"] = "moving" if motion.moving else ("stable" if motion.stable else "settling")
@@ -246,6 +248,14 @@ class Live:
 
     def publish(self) -> int:
         return self.hub.put_state(self.view())
+
+    def raw_snapshot(self) -> bytes:
+        """The latest camera frame without annotation, as JPEG (for enrollment and calibration)."""
+        image = self._latest
+        if image is None:
+            return b""
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        return buf.tobytes() if ok else b""
 
     # user actions -------------------------------------------------------------------------
     def correct(self, zone: str, index: int, code: str) -> None:

@@ -184,3 +184,39 @@ def calibrate() -> Response:
     except (ValueError, TypeError) as exc:
         abort(400, description=str(exc))
     return jsonify(saved)
+
+
+@bp.post("/api/enroll")
+def enroll() -> Response:
+    """Enroll a tile set from an uploaded photo (or the current camera frame), as ``enroll`` does."""
+    import tempfile
+    from pathlib import Path
+
+    from companion.cli import CommandError
+    from companion.commands.enroll import enroll as enroll_photo
+
+    name = (request.form.get("name") or "").strip()
+    layout = request.form.get("layout") or "american"
+    if not name:
+        abort(400, description="give the tile set a name")
+    if layout not in ("american", "chinese"):
+        abort(400, description=f"unknown layout: {layout!r} (american or chinese)")
+    upload = request.files.get("photo")
+    if upload is not None and upload.filename:
+        data = upload.read()
+    elif request.form.get("use_camera"):
+        data = _live().raw_snapshot()
+        if not data:
+            abort(503, description="no camera frame yet")
+    else:
+        abort(400, description="upload a photo (form field 'photo') or set use_camera=1")
+    with tempfile.TemporaryDirectory() as tmp:
+        photo = Path(tmp) / "enroll.jpg"
+        photo.write_bytes(data)
+        try:
+            folder = enroll_photo(photo, name, layout, None, None)
+        except CommandError as exc:
+            abort(422, description=str(exc))
+        except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
+            abort(422, description=str(exc))
+    return jsonify(ok=True, name=name, folder=str(folder))

@@ -38,7 +38,24 @@ def calibrate() -> str:
 
 @bp.get("/enroll")
 def enroll() -> str:
-    return render_template("enroll.html", **_ctx())
+    try:
+        from vision.tileset import list_tilesets
+
+        sets = list_tilesets()
+    except (ImportError, OSError, ValueError):
+        sets = []
+    return render_template("enroll.html", tilesets=sets, **_ctx())
+
+
+@bp.get("/enroll/sheet.svg")
+def enroll_sheet() -> Response:
+    from vision.enroll import EnrollError, layout_sheet_svg
+
+    try:
+        svg = layout_sheet_svg(request.args.get("layout", "american"))
+    except EnrollError as exc:
+        return Response(str(exc), status=400, mimetype="text/plain")
+    return Response(svg, mimetype="image/svg+xml")
 
 
 @bp.get("/camera")

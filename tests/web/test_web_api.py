@@ -140,3 +140,14 @@ def test_lan_token_is_required(live: Live) -> None:
 def test_unknown_config_is_rejected(live: Live) -> None:
     with pytest.raises(ValueError, match="tokn"):
         create_app(live, {"tokn": "x"})
+
+
+def test_enroll_page_and_errors(client: FlaskClient) -> None:
+    assert b"Enrolled sets" in client.get("/enroll").data
+    sheet = client.get("/enroll/sheet.svg?layout=american")
+    assert sheet.status_code == 200 and sheet.data.lstrip().startswith(b"<")
+    assert client.get("/enroll/sheet.svg?layout=klingon").status_code == 400
+    assert client.post("/api/enroll", data={"layout": "american"}).status_code == 400
+    assert client.post("/api/enroll", data={"name": "x", "layout": "klingon"}).status_code == 400
+    r = client.post("/api/enroll", data={"name": "x", "photo": (io.BytesIO(b"not an image"), "p.jpg")})
+    assert r.status_code == 422 and "error" in r.get_json()
