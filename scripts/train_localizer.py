@@ -62,6 +62,9 @@ class LocNet(nn.Module):
         self.s32 = nn.Sequential(dws(96, 128, 2), dws(128, 128), dws(128, 128, dil=2))
         self.strip_h = nn.Conv2d(128, 128, 1)
         self.strip_v = nn.Conv2d(128, 128, 1)
+        for layer in (self.strip_h, self.strip_v):  # start as identity: residual context
+            nn.init.zeros_(layer.weight)
+            nn.init.zeros_(layer.bias)
         self.l32 = nn.Conv2d(128, 64, 1)
         self.l16 = nn.Conv2d(96, 64, 1)
         self.l8 = nn.Conv2d(64, 64, 1)
