@@ -3,7 +3,8 @@
 No module-level globals: the live companion and the config ride on ``app.extensions``.  Blueprints:
 :mod:`.pages` (HTML pages), :mod:`.api` (JSON, SSE, MJPEG, uploads).  With ``config["token"]``
 set (``serve --lan``) every request must carry the pairing token (``?token=`` once, then a
-cookie, or an ``X-Companion-Token`` header); others get 403.
+cookie, or an ``X-Companion-Token`` header); others get 403.  Requests from the host itself
+(loopback) pass, so the host's page can show the pairing QR code.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from werkzeug.exceptions import HTTPException
 
 DEFAULTS: dict[str, Any] = {"token": None, "max_upload": 4 * 1024 * 1024, "lan": False, "host_url": ""}
 TOKEN_COOKIE = "companion_token"
+LOOPBACK = ("127.0.0.1", "::1")
 
 
 def create_app(live: Any, config: dict[str, Any] | None = None) -> Flask:
@@ -36,8 +38,8 @@ def create_app(live: Any, config: dict[str, Any] | None = None) -> Flask:
     @app.before_request
     def _check_token() -> Any:
         token = cfg["token"]
-        if not token:
-            return None
+        if not token or request.remote_addr in LOOPBACK:
+            return None  # the host itself needs no token: its page shows the pairing QR code
         given = (request.args.get("token") or request.headers.get("X-Companion-Token")
                  or request.cookies.get(TOKEN_COOKIE) or "")
         if not hmac.compare_digest(str(given), str(token)):

@@ -126,14 +126,19 @@ def test_session_new_game_finish_and_export(client: FlaskClient) -> None:
 
 def test_lan_token_is_required(live: Live) -> None:
     app = create_app(live, {"token": "s3cret", "lan": True, "host_url": "http://192.168.1.9:8000"})
+    host = app.test_client()
+    page = host.get("/")  # the host itself (loopback) needs no token and sees the QR code
+    assert page.status_code == 200 and b"pair.svg" in page.data
     c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = "192.168.1.50"  # a phone on the LAN
     assert c.get("/api/state").status_code == 403
     assert c.get("/").status_code == 403
     assert c.get("/api/state", headers={"X-Companion-Token": "wrong"}).status_code == 403
     r = c.get("/?token=s3cret")
-    assert r.status_code == 200 and b"pair.svg" in r.data  # the host's page shows the QR
+    assert r.status_code == 200 and b"pair.svg" not in r.data  # only the host shows the QR
     assert c.get("/api/state").status_code == 200  # the cookie carries the token now
-    svg = c.get("/pair.svg").data.decode()
+    assert c.get("/pair.svg").status_code == 404
+    svg = host.get("/pair.svg").data.decode()
     assert svg.startswith("<svg")
 
 
