@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -132,10 +133,12 @@ class Tally:
         return rows
 
 
-def run_ours(photos: list[PhotoSample], models: Path) -> tuple[Tally, list[float]]:
+def run_ours(
+    photos: list[PhotoSample], models: Path, threads: int = 2
+) -> tuple[Tally, list[float]]:
     from vision.pipeline import TileRecognizer
 
-    rec = TileRecognizer(models)
+    rec = TileRecognizer(models, threads=threads)
     tally, times = Tally(), []
     for s in photos:
         img = cv2.imread(str(s.image_path))
@@ -181,19 +184,19 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
 
 
 def synth_eval(
-    models: Path, size: tuple[int, int], n: int, seed: int, american: bool
+    models: Path, size: tuple[int, int], n: int, seed: int, american: bool, threads: int = 2
 ) -> tuple[Tally, list[float]]:
     """Recognise synthetic scenes: a busy 1280x720 table, or American-only faces."""
     from scripts.synth_scenes import SceneMaker
     from vision.pipeline import TileRecognizer
 
-    rec = TileRecognizer(models)
+    rec = TileRecognizer(models, threads=threads)
     faces = american_faces(seed) if american else None
     maker = SceneMaker(seed=seed, faces=faces)
     rng = np.random.default_rng(seed)
     tally, times = Tally(), []
     w, h = size
-    short = (34.0, 50.0) if w >= 1000 else (18.0, 36.0)
+    short = (34.0, 50.0) if w >= 1000 else (30.0, 50.0)
     for _ in range(n):
         sc = maker.scene(w, h, rng, short=short, layouts=(7, 10) if w >= 1000 else (2, 6))
         t0 = time.perf_counter()
@@ -244,15 +247,17 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=20, help="synthetic 1280x720 frames")
     ap.add_argument("--american", type=int, default=40, help="synthetic American scenes")
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
     args = ap.parse_args()
 
     photos = load_split("valid", limit=args.limit)
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     n_tiles = sum(len(s.codes) for s in photos)
     print(
         f"tiles-photos-v4/valid: {len(photos)} photos, {n_tiles} tiles, IoU >= 0.5 with the correct code"
     )
-    ours, t_ours = run_ours(photos, args.models)
+    ours, t_ours = run_ours(photos, args.models, args.threads)
     print_summary("ours", ours, t_ours)
     if args.no_peer:
         print("peer unavailable: skipped (--no-peer)")
@@ -269,13 +274,13 @@ def main() -> None:
     print("\nper-class (ours):")
     print_classes(ours)
     if args.frames:
-        fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, seed=11, american=False)
+        fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, 11, False, args.threads)
         print(
             f"\nsynthetic 1280x720 frames: {args.frames}, {sum(fr.per_truth.values()) / args.frames:.0f} tiles each"
         )
         print_summary("ours 1280x720", fr, t_fr)
     if args.american:
-        am, t_am = synth_eval(args.models, (640, 480), args.american, seed=21, american=True)
+        am, t_am = synth_eval(args.models, (640, 480), args.american, 21, True, args.threads)
         acc = am.tp / max(sum(am.per_truth.values()), 1)
         print(
             f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
