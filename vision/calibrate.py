@@ -10,6 +10,7 @@ in every frame with ``update(frame)`` and keeps the last good one when a hand co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -18,6 +19,7 @@ import numpy.typing as npt
 from vision.layout import Layout
 
 MARKER_DICT = cv2.aruco.DICT_4X4_50
+CalibrationState = Literal["fresh", "stale", "missing"]
 MARKER_IDS = (0, 1, 2, 3)
 FloatArray = npt.NDArray[np.float32]
 
@@ -140,7 +142,7 @@ def _from_three(
         back = cv2.perspectiveTransform(dst.reshape(-1, 1, 2), np.linalg.inv(hm)).reshape(-1, 2)
         err = float(np.sqrt(np.mean(np.sum((back - src) ** 2, axis=1))))
         if best is None or err < best[0]:
-            best = (err, hm)
+            best = (err, np.asarray(hm, np.float64))
     if best is None or best[0] > 2.5:
         return None
     corners = cv2.perspectiveTransform(table.reshape(-1, 1, 2), np.linalg.inv(best[1])).reshape(4, 2)
@@ -223,7 +225,7 @@ class Calibrator:
     def for_layout(cls, layout: Layout, fixed: Calibration | None = None) -> Calibrator:
         return cls(layout.table_mm, fixed, layout.marker_mm)
 
-    def update(self, frame: npt.NDArray[np.uint8]) -> tuple[Calibration | None, str]:
+    def update(self, frame: npt.NDArray[np.uint8]) -> tuple[Calibration | None, CalibrationState]:
         if self.fixed is not None:
             return self.fixed, "fresh"
         size = (frame.shape[1], frame.shape[0])
@@ -251,7 +253,7 @@ def rectify(
     s = float(px_per_mm)
     shift = np.array([[s, 0, s * margin_mm], [0, s, s * margin_mm], [0, 0, 1]], np.float64)
     size = (int(round((w + 2 * margin_mm) * s)), int(round((h + 2 * margin_mm) * s)))
-    return cv2.warpPerspective(image, shift @ calibration.image_to_table, size, flags=cv2.INTER_LINEAR)
+    return np.asarray(cv2.warpPerspective(image, shift @ calibration.image_to_table, size, flags=cv2.INTER_LINEAR), np.uint8)
 
 
 def marker_image(marker_id: int, side_px: int, border_bits: int = 1) -> npt.NDArray[np.uint8]:

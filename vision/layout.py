@@ -191,7 +191,7 @@ def _check_overlaps(zones: tuple[Zone, ...], source: str, table: tuple[float, fl
     for z in zones:
         m = np.zeros(size, np.uint8)
         cv2.fillPoly(m, [np.round(np.asarray(z.polygon_mm) * scale).astype(np.int32)], 1)
-        masks.append(cv2.erode(m, kernel))
+        masks.append(np.asarray(cv2.erode(m, kernel), np.uint8))
     for i in range(len(zones)):
         for j in range(i + 1, len(zones)):
             overlap = int(np.count_nonzero(masks[i] & masks[j]))

@@ -155,7 +155,7 @@ def real_crops(per_code: int = 3, split: str = "valid") -> Faces:
             if crop.size and min(crop.shape[:2]) >= 12:
                 if crop.shape[1] > crop.shape[0]:
                     crop = cv2.rotate(crop, cv2.ROTATE_90_CLOCKWISE)
-                out[code].append(cv2.resize(crop, (72, 96), interpolation=cv2.INTER_AREA))
+                out[code].append(np.asarray(cv2.resize(crop, (72, 96), interpolation=cv2.INTER_AREA), np.uint8))
         if len(out) == len(_PHOTO_CLASSES) and all(len(v) >= per_code for v in out.values()):
             break
     return {c: v for c, v in out.items() if v}
@@ -305,7 +305,7 @@ def _paste(canvas: Image, img: Image, quad: npt.NDArray[np.float64]) -> None:
     if x1 <= x0 or y1 <= y0:
         return
     h, w = img.shape[:2]
-    src = np.float32([[0, 0], [w, 0], [w, h]])
+    src = np.array([[0, 0], [w, 0], [w, h]], np.float32)
     m = cv2.getAffineTransform(src, (quad[:3] - [x0, y0]).astype(np.float32))
     size = (x1 - x0, y1 - y0)
     warped = cv2.warpAffine(img, m, size, flags=cv2.INTER_LINEAR)
@@ -322,7 +322,7 @@ def _felt(size: tuple[int, int], rng: np.random.Generator) -> Image:
         base = np.array([rng.uniform(90, 140)] * 3, np.float32) * np.array([0.8, 0.9, 1.0], np.float32)
     small = rng.normal(0, 6, (max(2, h // 64), max(2, w // 64), 1)).astype(np.float32)
     shade = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)[..., None]
-    return np.clip(base + shade, 0, 255).astype(np.uint8)
+    return np.asarray(np.clip(base + shade, 0, 255), np.uint8)
 
 
 def _draw_tile(canvas: Image, face: Image, quad: npt.NDArray[np.float64], s: float, body: tuple[int, ...]) -> None:
@@ -337,7 +337,7 @@ def _draw_markers(canvas: Image, layout: Layout, s: float, margin: float) -> Non
     side = layout.marker_mm * s
     module = side / 6
     for mid, (x, y) in zip(MARKER_IDS, table_corners(layout.table_mm), strict=True):
-        img = cv2.cvtColor(marker_image(mid, max(12, int(round(side)))), cv2.COLOR_GRAY2BGR)
+        img = np.asarray(cv2.cvtColor(marker_image(mid, max(12, int(round(side)))), cv2.COLOR_GRAY2BGR), np.uint8)
         cx, cy = (x + margin) * s, (y + margin) * s
         quiet = side / 2 + module
         cv2.rectangle(canvas, (int(cx - quiet), int(cy - quiet)), (int(cx + quiet), int(cy + quiet)), (245, 245, 245), -1)
@@ -354,7 +354,7 @@ def _finish(image: Image, rng: np.random.Generator) -> Image:
     img = img * gain + rng.uniform(-12, 12) + ramp
     sigma = rng.uniform(0.0, 0.8)
     if sigma > 0.2:
-        img = cv2.GaussianBlur(img, (0, 0), sigma)
+        img = np.asarray(cv2.GaussianBlur(img, (0, 0), sigma), np.float32)
     img += rng.normal(0, rng.uniform(1.5, 4.0), img.shape).astype(np.float32)
     return np.clip(img, 0, 255).astype(np.uint8)
 
@@ -407,10 +407,10 @@ def render_table(
         face = options[int(rng.integers(len(options)))]
         _draw_tile(canvas, np.ascontiguousarray(face), (quad + margin) * s, s, body)
         qpx = cv2.perspectiveTransform(quad.reshape(-1, 1, 2), hmat).reshape(4, 2)
-        truths.append(TileTruth(code, zone_name, group, tuple(map(tuple, qpx.tolist())), (float(c[0]), float(c[1]))))
+        truths.append(TileTruth(code, zone_name, group, tuple((float(x), float(y)) for x, y in qpx), (float(c[0]), float(c[1]))))
     shift = np.array([[1 / s, 0, -margin], [0, 1 / s, -margin], [0, 0, 1]])
     floor = tuple(float(v) for v in rng.uniform(40, 110, 3))
-    image = cv2.warpPerspective(canvas, hmat @ shift, view.size, flags=cv2.INTER_LINEAR, borderValue=floor)
+    image = np.asarray(cv2.warpPerspective(canvas, hmat @ shift, view.size, flags=cv2.INTER_LINEAR, borderValue=floor), np.uint8)
     _hide(image, hmat, layout, hide_markers, rng)
     image = _finish(image, rng)
     return RenderedTable(image, tuple(truths), scene, layout, hmat, view, tuple(hide_markers))
