@@ -127,10 +127,11 @@ class FolderSource:
             for path in self.files:
                 img = cache.get(path)
                 if img is None:
-                    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-                    if img is None:
+                    read = cv2.imread(str(path), cv2.IMREAD_COLOR)
+                    if read is None:
                         log.warning("skipping unreadable image %s", path)
                         continue
+                    img = np.asarray(read, np.uint8)
                     if len(cache) < 64:
                         cache[path] = img
                 if self.fps > 0:

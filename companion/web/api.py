@@ -112,7 +112,7 @@ def flag(flag_id: int) -> Response:
 
 
 @bp.post("/api/card")
-def card() -> Response:
+def card() -> Response | tuple[Response, int]:
     from companion.live_readers import check_card
 
     upload = request.files.get("card")

@@ -7,6 +7,8 @@ decode its output with OpenCV's ``QRCodeDetector``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # per version 1..10, error correction level M
 ECC_PER_BLOCK = (0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26)
 NUM_BLOCKS = (0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5)
@@ -194,7 +196,7 @@ class _Matrix:
             right -= 2
 
 
-MASKS = (
+MASKS: tuple[Callable[[int, int], bool], ...] = (
     lambda x, y: (x + y) % 2 == 0,
     lambda x, y: y % 2 == 0,
     lambda x, y: x % 3 == 0,
