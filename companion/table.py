@@ -101,17 +101,18 @@ class TableReader:
     """Frame -> :class:`TableObservation`, called by the live loop on every stable frame.
 
     ``recognizer`` is anything with ``detect(image) -> Detections`` (``vision.pipeline.TileRecognizer``);
+    ``tile_set`` names the physical set whose copies are counted (default: the variant's);
     ``calibration`` fixes the homography (clicked corners), otherwise markers are found in every
     frame and the last good homography is kept (``"stale"``) while a hand covers one.
     """
 
     def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
-                 variant: str = "mjm", calibration: Calibration | None = None, tileset: str | None = None,
+                 variant: str = "mjm", calibration: Calibration | None = None, tile_set: str | None = None,
                  min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True) -> None:
         rules = get_variant(variant)
-        if tileset is not None and tileset not in TILE_SETS:
-            raise ValueError(f"unknown tile set: {tileset!r} (known: {', '.join(sorted(TILE_SETS))})")
-        tiles = TILE_SETS[tileset] if tileset else rules.tiles
+        if tile_set is not None and tile_set not in TILE_SETS:
+            raise ValueError(f"unknown tile set: {tile_set!r} (known: {', '.join(sorted(TILE_SETS))})")
+        tiles = TILE_SETS[tile_set] if tile_set else rules.tiles
         self.layout = layout
         self.recognizer = recognizer
         self.ctx = RuleContext(rules, tiles, card, count_backs)

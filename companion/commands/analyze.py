@@ -32,10 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--card", metavar="FILE",
                    help="card file for wrong-rack checks and Mah Jongg scoring (default: the shipped "
                         "example card for NMJL variants; 'none' to skip)")
-    p.add_argument("--tileset", metavar="NAME",
-                   help="physical tile set for copy counts (american, royale-4, royale-3, chinese...); "
+    p.add_argument("--tileset", metavar="NAME", help="an enrolled tile set (python -m companion enroll) for the recogniser")
+    p.add_argument("--set", dest="tile_set", metavar="NAME",
+                   help="physical tile set for copy counts (american, royale-4, royale-3, chinese, chinese-136); "
                         "default: the variant's")
-    p.add_argument("--enrolled", metavar="NAME", help="enrolled tile set (calibration/tilesets/NAME) for the recogniser")
     p.add_argument("--corners", metavar="X,Y;X,Y;X,Y;X,Y",
                    help="image points of the table corners (0,0) (W,0) (W,H) (0,H) instead of markers")
     p.add_argument("--detections", metavar="FILE",
@@ -91,7 +91,7 @@ def _recognizer(args: argparse.Namespace) -> Any:
     try:
         from vision.pipeline import TileRecognizer
 
-        return TileRecognizer(models_dir=args.models, tileset=args.enrolled)
+        return TileRecognizer(models_dir=args.models, tileset=args.tileset)
     except (ImportError, OSError, ValueError) as exc:
         raise CommandError(f"tile recognizer unavailable ({exc}); pass --detections FILE from "
                            "'python -m companion detect IMAGE --json'", EXIT_NO_RECOGNIZER) from exc
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                                          (image.shape[1], image.shape[0]))
     detections = load_detections(args.detections) if args.detections else None
     reader = TableReader(layout, None, card=card, variant=args.variant, calibration=fixed,
-                         tileset=args.tileset, min_confidence=args.min_confidence,
+                         tile_set=args.tile_set, min_confidence=args.min_confidence,
                          count_backs=not args.no_count_backs)
     calibration, state = reader.calibrator.update(image)
     if calibration is None:

@@ -47,9 +47,10 @@ def test_joker_in_a_pair() -> None:
 
 
 def test_too_many_copies_in_view() -> None:
-    obs = read(table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B"))
-    msgs = [f.message for f in obs.flags if f.kind == "tile_count"]
+    r = table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B")
+    msgs = [f.message for f in read(r).flags if f.kind == "tile_count"]
     assert len(msgs) == 1 and "5 x 3D" in msgs[0]
+    assert read(r, tile_set="royale-4").flags == ()  # two sets hold 8
 
 
 def test_player_total_off_the_count() -> None:
