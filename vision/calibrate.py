@@ -10,7 +10,7 @@ in every frame with ``update(frame)`` and keeps the last good one when a hand co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import cv2
 import numpy as np
@@ -86,11 +86,26 @@ class Calibration:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "image_to_table": np.round(self.image_to_table, 9).tolist(),
+            "image_to_table": np.round(self.image_to_table, 12).tolist(),
             "table_mm": list(self.table_mm),
             "image_size": list(self.image_size),
             "source": self.source,
+            "corners_px": [list(p) for p in self.corners_px],
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str = "<calibration>") -> Calibration:
+        """Read :meth:`to_json` output back (a stored calibration); errors name ``source``."""
+        try:
+            hm = np.asarray(data["image_to_table"], np.float64)
+            table = (float(data["table_mm"][0]), float(data["table_mm"][1]))
+            size = (int(data.get("image_size", [0, 0])[0]), int(data.get("image_size", [0, 0])[1]))
+            corners = tuple((float(x), float(y)) for x, y in data.get("corners_px", []))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise CalibrationError(f"{source}: not a calibration ({exc!r})") from exc
+        if hm.shape != (3, 3) or not np.isfinite(hm).all() or abs(np.linalg.det(hm)) < 1e-15:
+            raise CalibrationError(f"{source}: image_to_table must be an invertible 3x3 matrix")
+        return cls(hm, table, size, str(data.get("source", "corners")), corners)
 
 
 def _detector(crop: bool = False) -> cv2.aruco.ArucoDetector:

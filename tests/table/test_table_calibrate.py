@@ -85,3 +85,14 @@ def test_rectified_image_puts_table_points_where_they_belong() -> None:
     patch = top[v - 3 : v + 4, u - 3 : u + 4].astype(int)
     felt = top[v - 3 : v + 4, 4:11].astype(int)  # bare felt at the table's left edge
     assert abs(patch.mean() - felt.mean()) > 15  # a tile, not felt
+
+
+def test_calibration_round_trips_through_json() -> None:
+    cal = calibrate_from_markers(table().image, SIAMESE.table_mm)
+    again = Calibration.from_json(cal.to_json())
+    assert np.allclose(again.to_table([[640, 360]]), cal.to_table([[640, 360]]), atol=1e-3)
+    assert again.source == "markers" and again.table_mm == (900.0, 900.0)
+    with pytest.raises(CalibrationError, match="saved.json: image_to_table must be an invertible"):
+        Calibration.from_json({"image_to_table": [[0] * 3] * 3, "table_mm": [900, 900]}, "saved.json")
+    with pytest.raises(CalibrationError, match="saved.json: not a calibration"):
+        Calibration.from_json({"table_mm": [900, 900]}, "saved.json")
