@@ -122,7 +122,11 @@ def _table(rng: np.random.Generator, h: int, w: int) -> Image:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
-def _fresh_face(code: str, faces: dict[str, list[Image]], rng: np.random.Generator) -> Image:
+def _fresh_face(
+    code: str, faces: dict[str, list[Image]], rng: np.random.Generator, extras: bool = True
+) -> Image:
+    if not extras:
+        return faces[code][rng.integers(len(faces[code]))]
     if code == "J":
         return american.joker(rng)
     if code == "F":
@@ -148,7 +152,11 @@ def _draw_tile(canvas: Image, face: Image, x: int, y: int, rng: np.random.Genera
 
 
 def _scene(
-    code: str, faces: dict[str, list[Image]], codes: list[str], rng: np.random.Generator
+    code: str,
+    faces: dict[str, list[Image]],
+    codes: list[str],
+    rng: np.random.Generator,
+    extras: bool = True,
 ) -> Image:
     """A 3 x 3 tile neighbourhood on a table, the target tile in the middle cell."""
     gap = int(rng.integers(0, 6))
@@ -159,7 +167,9 @@ def _scene(
             if (r, c) != (1, 1) and rng.random() > 0.45:
                 continue
             other = code if (r, c) == (1, 1) else codes[rng.integers(len(codes))]
-            _draw_tile(canvas, _fresh_face(other, faces, rng), 10 + c * cw, 10 + r * ch, rng)
+            _draw_tile(
+                canvas, _fresh_face(other, faces, rng, extras), 10 + c * cw, 10 + r * ch, rng
+            )
     return canvas
 
 
@@ -189,10 +199,16 @@ def _photometric(img: Image, rng: np.random.Generator) -> Image:
     return out
 
 
-def synth_crop(code: str, faces: dict[str, list[Image]], rng: np.random.Generator) -> Image:
-    """One augmented 64 x 48 crop of ``code`` drawn from artwork ``faces``."""
+def synth_crop(
+    code: str, faces: dict[str, list[Image]], rng: np.random.Generator, extras: bool = True
+) -> Image:
+    """One augmented 64 x 48 crop of ``code`` drawn from artwork ``faces``.
+
+    ``extras``: draw jokers/flowers/backs fresh, sometimes a soap WD or corner index numerals;
+    without, every face (target and neighbours) comes from ``faces`` alone.
+    """
     codes = list(faces)
-    scene = _scene(code, faces, codes, rng)
+    scene = _scene(code, faces, codes, rng, extras)
     gap = (scene.shape[1] - 20) // 3 - FACE_W
     x0, y0 = 10 + FACE_W + gap, 10 + FACE_H + gap
     quad = np.array(
@@ -215,6 +231,20 @@ def photo_crop(patch: Image, rng: np.random.Generator) -> Image:
     if rng.random() < 0.5:
         crop = _photometric(crop, rng)
     return np.ascontiguousarray(np.rot90(crop, 2)) if rng.random() < 0.5 else crop
+
+
+def cached_photo_patches(split: str) -> tuple[Image, npt.NDArray[np.int64], list[str]]:
+    """:func:`photo_patches` cached on disk: ``(patches, class indices, codes)``."""
+    from companion.rules.tiles import ALL_CODES
+
+    path = cache_path(f"photos_{split}_pad{PAD}.npz")
+    if not path.is_file():
+        patches, codes = photo_patches(split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, x=patches, y=np.array([ALL_CODES.index(c) for c in codes]))
+    with np.load(path) as d:
+        x, y = d["x"], d["y"]
+    return x, y, [ALL_CODES[int(k)] for k in y]
 
 
 def cache_path(name: str) -> Path:

@@ -316,14 +316,14 @@ def _load_fluffy(variant: str) -> dict[str, list[Image]]:
     return out
 
 
-_INDEX_BASES = ("km-default", "km-classic", "gnome-smooth", "fluffy-regular", "xm-real")
+INDEX_BASES = ("km-default", "km-classic", "gnome-smooth", "fluffy-regular", "xm-real")
 
 
 def _load_american_synth() -> dict[str, list[Image]]:
     from vision import american
 
     bases: dict[str, list[Image]] = {}
-    for style in _INDEX_BASES:
+    for style in INDEX_BASES:
         for code, imgs in _style_faces(style).items():
             bases.setdefault(code, []).extend(imgs)
     return american.synth_faces(seed=1234, per_code=12, bases=bases)

@@ -114,16 +114,21 @@ class TileSetPrototypes:
     """
 
     def __init__(
-        self, tileset: TileSet, classes: list[str], weight: float = 0.3, scale: float = 16.0
+        self,
+        tileset: TileSet,
+        classes: list[str],
+        weight: float = 0.3,
+        scale: float = 16.0,
+        allowed: list[str] | None = None,
     ) -> None:
         self.tileset = tileset
         self.classes = list(classes)
         self.weight = weight
         self.scale = scale
-        allowed = set(tileset.codes) | {BACK}
-        self.mask = np.array([c in allowed for c in self.classes])
+        allowed_set = set(allowed) if allowed is not None else set(tileset.codes) | {BACK}
+        self.mask = np.array([c in allowed_set for c in self.classes])
         self.index = {c: i for i, c in enumerate(self.classes)}
-        self.proto_class = np.array([self.index[c] for c in tileset.codes])
+        self.proto_class = np.array([self.index[c] for c in tileset.codes], np.int64)
 
     def base_probs(self, probs: FloatArray) -> FloatArray:
         """Base probabilities folded onto the set: flowers/seasons -> F for an American set."""

@@ -1,0 +1,96 @@
+"""Artwork faces: every code present, sizes, the held-out style kept out, American synthesis."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from companion.rules.tiles import ALL_CODES
+from vision import american
+from vision.artwork import (
+    FACE_H,
+    FACE_W,
+    HOLDOUT_STYLE,
+    STYLES,
+    TRAIN_STYLES,
+    ArtworkError,
+    compose,
+    flatten_alpha,
+    tile_faces,
+)
+
+
+def _digest(img: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(img).tobytes()).hexdigest()
+
+
+def test_training_faces_cover_every_code_of_the_notation() -> None:
+    faces = tile_faces()
+    assert list(faces) == list(ALL_CODES)
+    for code, imgs in faces.items():
+        assert imgs, code
+        for img in imgs:
+            assert img.shape == (FACE_H, FACE_W, 3) and img.dtype == np.uint8, code
+            assert img.std() > 3, f"{code}: a blank face"
+
+
+def test_every_style_loads_and_the_holdout_is_not_in_training() -> None:
+    assert HOLDOUT_STYLE in STYLES and HOLDOUT_STYLE not in TRAIN_STYLES
+    held = tile_faces(HOLDOUT_STYLE)
+    assert len(held) == 42  # the 34 kinds, 4 flowers, 4 seasons
+    train = {_digest(img) for imgs in tile_faces().values() for img in imgs}
+    assert not {_digest(img) for imgs in held.values() for img in imgs} & train
+    for style in STYLES:
+        assert len(tile_faces(style)) >= 4, style
+
+
+def test_faces_are_read_only_and_stable_between_calls() -> None:
+    a, b = tile_faces("km-traditional"), tile_faces("km-traditional")
+    assert _digest(a["5C"][0]) == _digest(b["5C"][0])
+    with pytest.raises(ValueError):
+        a["5C"][0][0, 0, 0] = 1
+
+
+def test_unknown_style_is_named_in_the_error() -> None:
+    with pytest.raises(ArtworkError, match="no-such-style"):
+        tile_faces("no-such-style")
+
+
+def test_american_synthesis_is_seeded_and_varied() -> None:
+    a = american.synth_faces(seed=3, per_code=4)
+    b = american.synth_faces(seed=3, per_code=4)
+    c = american.synth_faces(seed=4, per_code=4)
+    assert set(a) == {"J", "F", "BK", "WD"}
+    assert [_digest(x) for x in a["J"]] == [_digest(x) for x in b["J"]]
+    assert [_digest(x) for x in a["J"]] != [_digest(x) for x in c["J"]]
+    assert len({_digest(x) for x in a["J"]}) == 4
+    for imgs in a.values():
+        assert all(x.shape == (FACE_H, FACE_W, 3) for x in imgs)
+
+
+def test_backs_are_plain_and_jokers_are_not() -> None:
+    rng = np.random.default_rng(0)
+    backs = [american.back(rng) for _ in range(5)]
+    jokers = [american.joker(rng) for _ in range(5)]
+
+    def spread(img: np.ndarray) -> float:  # per-channel spread, not the difference between channels
+        return float(img[8:-8, 8:-8].reshape(-1, 3).std(axis=0).mean())
+
+    assert max(spread(b) for b in backs) < 10
+    assert min(spread(j) for j in jokers) > 20
+
+
+def test_compose_fits_a_glyph_inside_the_face() -> None:
+    glyph = np.zeros((200, 50, 4), np.uint8)
+    glyph[:, :, 2] = 255  # red
+    glyph[:, :, 3] = 255
+    face = np.full((FACE_H, FACE_W, 3), 200, np.uint8)
+    out = compose(glyph, face)
+    red = (out[:, :, 2] > 240) & (out[:, :, 0] < 20)
+    ys, xs = np.nonzero(red)
+    assert ys.min() > 0 and ys.max() < FACE_H - 1  # margins kept
+    assert (xs.max() - xs.min()) < (ys.max() - ys.min()) / 2  # aspect kept
+    grey = flatten_alpha(np.zeros((4, 4, 4), np.uint8), (10, 20, 30))
+    assert grey[0, 0].tolist() == [10, 20, 30]

@@ -1,0 +1,110 @@
+"""The committed tile classifier on real photo crops and artwork; crop extraction; rotations."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.artwork import tile_faces
+from vision.classify import CROP_H, CROP_W, DEFAULT_MODEL, TileClassifier, extract_crops
+
+DATA = Path(__file__).parent / "data" / "classifier"
+MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
+
+
+@pytest.fixture(scope="module")
+def clf() -> TileClassifier:
+    return TileClassifier(MODEL)
+
+
+def _photo(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    labels = json.loads((DATA / "labels.json").read_text())[name]
+    image = cv2.imread(str(DATA / name))
+    assert image is not None
+    boxes = np.array([t["box"] for t in labels], np.float32)
+    quads = np.stack(
+        [boxes[:, [0, 1]], boxes[:, [2, 1]], boxes[:, [2, 3]], boxes[:, [0, 3]]], axis=1
+    )
+    return image, quads, [t["code"] for t in labels]
+
+
+def test_model_files_and_spec(clf: TileClassifier) -> None:
+    assert len(clf.classes) == 45 and {"J", "F", "BK", "FL1", "SE4"} <= set(clf.classes)
+    assert MODEL.with_suffix(".onnx.sha256").is_file()
+    assert clf.spec["input"]["shape"][1:] == [3, CROP_H, CROP_W]
+
+
+@pytest.mark.parametrize("name", ["valid_a.jpg", "valid_b.jpg"])
+def test_real_photo_tiles_read_right(clf: TileClassifier, name: str) -> None:
+    image, quads, truth = _photo(name)
+    codes, conf, emb = clf.classify(extract_crops(image, quads))
+    right = sum(c == t for c, t in zip(codes, truth, strict=True))
+    assert right >= 0.9 * len(truth), list(zip(codes, truth, strict=True))
+    assert conf.shape == (len(truth),) and np.all((conf > 0) & (conf <= 1))
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-4)
+
+
+def test_artwork_tiles_read_right(clf: TileClassifier) -> None:
+    faces = tile_faces("km-traditional")
+    codes = list(faces)
+    crops = np.stack([cv2.resize(faces[c][0], (CROP_W, CROP_H), interpolation=cv2.INTER_AREA) for c in codes])
+    got = clf.classify(crops)[0]
+    right = sum(a == b for a, b in zip(got, codes, strict=True))
+    assert right >= 0.9 * len(codes), [(a, b) for a, b in zip(got, codes, strict=True) if a != b]
+
+
+def _turn(image: np.ndarray, quads: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The image turned k quarter turns counter-clockwise, and the quads moved with it."""
+    h, w = image.shape[:2]
+    out = np.ascontiguousarray(np.rot90(image, k))
+    q = quads.copy()
+    for _ in range(k % 4):
+        q = np.stack([q[..., 1], (w - 1) - q[..., 0]], axis=-1)
+        h, w = w, h
+    return out, q
+
+
+def test_same_tile_reads_the_same_at_0_90_180_270(clf: TileClassifier) -> None:
+    image, quads, _ = _photo("valid_a.jpg")
+    base = clf.run(extract_crops(image, quads))
+    for k in (1, 2, 3):
+        img_k, quads_k = _turn(image, quads, k)
+        res = clf.run(extract_crops(img_k, quads_k))
+        assert res.codes == base.codes, k
+        assert np.allclose(res.confidence, base.confidence, atol=1e-3), k
+
+
+def test_half_turn_of_a_crop_is_exactly_invariant(clf: TileClassifier) -> None:
+    image, quads, _ = _photo("valid_b.jpg")
+    crops = extract_crops(image, quads)
+    a = clf.run(crops)
+    b = clf.run(np.ascontiguousarray(crops[:, ::-1, ::-1]))
+    assert a.codes == b.codes
+    assert np.allclose(a.probs, b.probs, atol=1e-4)
+
+
+def test_extract_crops_turns_landscape_quads_upright() -> None:
+    image = np.zeros((100, 200, 3), np.uint8)
+    image[:, :100] = (0, 0, 255)  # left half red, right half blue
+    image[:, 100:] = (255, 0, 0)
+    quad = np.array([[[20, 20], [180, 20], [180, 80], [20, 80]]], np.float32)  # landscape
+    crop = extract_crops(image, quad)[0]
+    assert crop.shape == (CROP_H, CROP_W, 3)
+    top, bottom = crop[: CROP_H // 3].mean(axis=(0, 1)), crop[-CROP_H // 3 :].mean(axis=(0, 1))
+    assert abs(float(top[0]) - float(bottom[0])) > 200  # the colours now run top to bottom
+
+
+def test_bad_inputs_give_clear_errors(clf: TileClassifier) -> None:
+    with pytest.raises(ValueError, match="crops must be"):
+        clf.run(np.zeros((2, 32, 32, 3), np.uint8))
+    with pytest.raises(ValueError, match="image must be"):
+        extract_crops(np.zeros((10, 10), np.uint8), np.zeros((1, 4, 2)))
+    empty = clf.run(np.zeros((0, CROP_H, CROP_W, 3), np.uint8))
+    assert empty.codes == [] and empty.embeddings.shape[0] == 0
+    with pytest.raises(ValueError, match="not found"):
+        TileClassifier(Path("/nonexistent/classifier.onnx"))

@@ -1,0 +1,116 @@
+"""Tile-set enrollment: the sheet, a round trip on a synthetic grid photo, bad photos."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from vision.artwork import HOLDOUT_STYLE, tile_faces
+from vision.classify import DEFAULT_MODEL, TileClassifier, extract_crops
+from vision.enroll import (
+    EnrollError,
+    grid_photo,
+    layout_codes,
+    row_lengths,
+    sort_into_grid,
+)
+from vision.tileset import TileSet, TileSetError, TileSetPrototypes, load_tileset
+
+MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
+
+
+def _holdout_grid(tmp_path: Path, seed: int = 0) -> tuple[Path, np.ndarray, np.ndarray]:
+    faces = {c: v[0] for c, v in tile_faces(HOLDOUT_STYLE).items()}
+    image, quads = grid_photo(faces, "chinese", np.random.default_rng(seed))
+    path = tmp_path / "grid.png"
+    cv2.imwrite(str(path), image)
+    return path, image, quads
+
+
+def test_layouts_are_documented_sizes() -> None:
+    assert len(layout_codes("american")) == 37 and row_lengths("american") == [9, 9, 9, 10]
+    assert len(layout_codes("chinese")) == 42 and layout_codes("chinese")[-1] == "SE4"
+    with pytest.raises(EnrollError, match="'mexican'"):
+        layout_codes("mexican")
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".png"])
+def test_sheet_is_written(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"sheet{suffix}"
+    assert main(["enroll", "--sheet", str(out), "--layout", "american"]) == 0
+    data = out.read_bytes()
+    assert len(data) > 1000
+    if suffix == ".svg":
+        text = data.decode()
+        assert all(f">{c}<" in text for c in layout_codes("american") if c != "BK")
+    else:
+        assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) is not None
+
+
+def test_enroll_round_trip_on_a_synthetic_grid_photo(tmp_path: Path) -> None:
+    photo, image, true_quads = _holdout_grid(tmp_path)
+    root = tmp_path / "sets"
+    args = ["enroll", "--name", "dorothy", str(photo), "--layout", "chinese", "--root", str(root)]
+    assert main([*args, "--model", str(MODEL)]) == 0
+    ts = load_tileset("dorothy", root)
+    assert ts.codes == tuple(layout_codes("chinese")) and ts.embeddings.shape == (42, 64)
+    assert len(list((root / "dorothy" / "crops").glob("*.png"))) == 42
+    # Reading a second photo of the same set: every tile right under the enrolled set.
+    _, image2, quads2 = _holdout_grid(tmp_path, seed=5)
+    clf = TileClassifier(MODEL)
+    res = TileSetPrototypes(ts, clf.classes).apply(clf.run(extract_crops(image2, quads2)))
+    assert res.codes == layout_codes("chinese")
+
+
+def test_blank_photo_is_refused_with_exit_code_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((300, 400, 3), 90, np.uint8))
+    code = main(["enroll", "--name", "x", str(blank), "--root", str(tmp_path), "--model", str(MODEL)])
+    assert code == 3
+    assert "expected 37 tiles" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_wrong_layout_count_and_unreadable_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    photo, _, _ = _holdout_grid(tmp_path)
+    root = ["--root", str(tmp_path / "sets"), "--model", str(MODEL)]
+    assert main(["enroll", "--name", "x", str(photo), "--layout", "american", *root]) == 3
+    assert "contours found 42" in capsys.readouterr().err
+    text = tmp_path / "notes.png"
+    text.write_text("not an image")
+    assert main(["enroll", "--name", "x", str(text), *root]) == 2
+    assert "cannot read image" in capsys.readouterr().err
+    assert main(["enroll", "--name", "x", str(tmp_path / "missing.jpg"), *root]) == 2
+    assert main(["enroll", "--name", "../evil", str(photo), *root]) == 2
+    assert main(["enroll", str(photo)]) == 2
+
+
+def test_sort_into_grid_orders_rows_and_rejects_wrong_rows() -> None:
+    rng = np.random.default_rng(1)
+    quads = []
+    for r, n in enumerate([3, 2]):
+        for c in range(n):
+            x, y = 10 + c * 40, 10 + r * 60
+            quads.append([[x, y], [x + 30, y], [x + 30, y + 40], [x, y + 40]])
+    q = np.array(quads, np.float32)
+    shuffled = q[rng.permutation(len(q))]
+    assert np.array_equal(sort_into_grid(shuffled, [3, 2]), q)
+    with pytest.raises(EnrollError, match=r"rows of \[3, 2\]"):
+        sort_into_grid(shuffled, [2, 3])
+
+
+def test_american_set_reads_flowers_as_f() -> None:
+    classes = ["1B", "F", "FL1", "SE2", "J", "BK"]
+    ts = TileSet("a", "american", ("1B", "F", "J"), np.eye(3, 4, dtype=np.float32))
+    fuse = TileSetPrototypes(ts, classes, weight=1.0)
+    probs = np.array([[0.1, 0.05, 0.5, 0.3, 0.05, 0.0]], np.float32)
+    res = fuse.fuse(probs, np.ones((1, 4), np.float32))
+    assert classes[int(res.argmax())] == "F"
+    assert res[0, classes.index("FL1")] == 0 and res[0, classes.index("SE2")] == 0
+    with pytest.raises(TileSetError, match="2 codes"):
+        TileSet("b", "american", ("1B", "F"), np.zeros((3, 4), np.float32))
