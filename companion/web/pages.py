@@ -63,6 +63,41 @@ def camera() -> str:
     return render_template("camera.html", **_ctx())
 
 
+TILE_STYLES = ("gnome-smooth", "american-synth")  # gnome for the naturals, synthetic J/F/BK
+
+
+def _tile_png(code: str) -> bytes | None:
+    cache: dict[str, bytes | None] = current_app.extensions.setdefault("tile_pngs", {})
+    if code not in cache:
+        cache[code] = None
+        try:
+            import cv2
+
+            from vision.artwork import tile_faces
+
+            for style in TILE_STYLES:
+                faces = tile_faces(style)
+                if code in faces:
+                    ok, buf = cv2.imencode(".png", faces[code][0])
+                    cache[code] = buf.tobytes() if ok else None
+                    break
+        except (ImportError, OSError, ValueError):  # no shared artwork here: the page shows codes
+            pass
+    return cache[code]
+
+
+@bp.get("/tiles/<code>.png")
+def tile_picture(code: str) -> Response:
+    from companion.rules.tiles import ALL_CODES
+
+    if code not in ALL_CODES:
+        return Response(f"unknown tile code: {code!r}", status=404, mimetype="text/plain")
+    png = _tile_png(code)
+    if png is None:
+        return Response(f"no picture for {code}", status=404, mimetype="text/plain")
+    return Response(png, mimetype="image/png", headers={"Cache-Control": "max-age=86400"})
+
+
 @bp.get("/pair.svg")
 def pair_svg() -> Response:
     ctx = _ctx()

@@ -15,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from companion.live import Live, LiveConfig
+from companion.live_readers import ReplayReader
 from companion.web import create_app
 from vision.capture import DEMO_DIR
 
@@ -24,7 +25,7 @@ DEMO_FRAMES = len((DEMO_DIR / "frames" / "playlist.txt").read_text().split())  #
 @pytest.fixture(scope="session")
 def followed_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     data = tmp_path_factory.mktemp("demo-data")
-    lv = Live(LiveConfig(source="demo", data_dir=str(data), demo_fps=0))
+    lv = Live(LiveConfig(source="demo", data_dir=str(data), demo_fps=0), reader=ReplayReader())
     lv.run(max_frames=DEMO_FRAMES)
     _, jpeg = lv.hub.frame(-1, 0)
     lv.store.close()
@@ -35,7 +36,7 @@ def followed_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes
 def live(tmp_path: Path, followed_demo: tuple[Path, bytes]) -> Iterator[Live]:
     data, jpeg = followed_demo
     shutil.copytree(data, tmp_path / "data")
-    lv = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data"), demo_fps=0))
+    lv = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data"), demo_fps=0), reader=ReplayReader())
     lv.hub.put_frame(jpeg)
     yield lv
     lv.store.close()

@@ -156,3 +156,12 @@ def test_enroll_page_and_errors(client: FlaskClient) -> None:
     assert client.post("/api/enroll", data={"name": "x", "layout": "klingon"}).status_code == 400
     r = client.post("/api/enroll", data={"name": "x", "photo": (io.BytesIO(b"not an image"), "p.jpg")})
     assert r.status_code == 422 and "error" in r.get_json()
+
+
+def test_tile_pictures(client: FlaskClient) -> None:
+    assert client.get("/tiles/XX.png").status_code == 404
+    r = client.get("/tiles/5D.png")
+    if r.status_code == 404:
+        pytest.skip("no shared artwork on this machine: the page shows tile codes only")
+    img = cv2.imdecode(np.frombuffer(r.data, np.uint8), cv2.IMREAD_COLOR)
+    assert img.shape[0] > img.shape[1] > 20  # an upright tile face

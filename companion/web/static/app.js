@@ -15,10 +15,14 @@ function tileSuit(code) {
   return "other";
 }
 
+function tileImg(code) {
+  return `<img src="/tiles/${encodeURIComponent(code)}.png" alt="" onerror="this.remove()">`;
+}
+
 function tileHtml(zone, t) {
   const cls = ["tile", tileSuit(t.code), t.corrected ? "corrected" : "", t.uncertain ? "uncertain" : ""].join(" ");
   const title = t.corrected ? `read as ${t.raw}, corrected` : "click to correct";
-  return `<button class="${cls}" data-zone="${esc(zone)}" data-index="${t.index}" data-code="${esc(t.code)}" title="${title}">${esc(t.code)}</button>`;
+  return `<button class="${cls}" data-zone="${esc(zone)}" data-index="${t.index}" data-code="${esc(t.code)}" title="${title}">${tileImg(t.code)}<span>${esc(t.code)}</span></button>`;
 }
 
 function zoneTiles(z) {
@@ -28,7 +32,7 @@ function zoneTiles(z) {
     let i = 0;
     return z.exposures.map((e) => `<span class="exposure">${e.map(() => tileHtml(z.zone, z.tiles[i++])).join("")}</span>`).join("");
   }
-  const ex = z.exposures.map((e) => `<span class="exposure">${e.map((c) => `<span class="tile ${tileSuit(c)}">${esc(c)}</span>`).join("")}</span>`).join("");
+  const ex = z.exposures.map((e) => `<span class="exposure">${e.map((c) => `<span class="tile ${tileSuit(c)}">${tileImg(c)}<span>${esc(c)}</span></span>`).join("")}</span>`).join("");
   return ex + `<span class="loose">${z.tiles.map((t) => tileHtml(z.zone, t)).join("")}</span>`;
 }
 
