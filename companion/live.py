@@ -131,6 +131,7 @@ class Live:
             "name": Path(config.card).name if config.card else (DEFAULT_CARD.name if self.rules else None),
             "hands": len(self.rules.card.hands) if self.rules else None}
         self.calibration: dict[str, Any] | None = None
+        self.last_settlement: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -242,6 +243,7 @@ class Live:
             "settings": {"variant": self.config.variant, "tileset": self.config.tileset,
                          "layout": self.config.layout, "source": self.config.source},
             "session_games": self.store.game_scores(self.session_id),
+            "last_settlement": self.last_settlement,
             "time": time.time(),
         })
         return v
@@ -274,6 +276,7 @@ class Live:
 
     def new_game(self) -> int:
         with self._lock:
+            self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
             self.store.finish_game(self.game_id, self.game.scores)
             self.game_id = self.store.new_game(self.session_id)
             self.game = LiveGame(self.config.variant, self._check)
@@ -282,13 +285,16 @@ class Live:
         return self.game_id
 
     def finish_session(self) -> dict[str, Any]:
-        from companion.live_readers import settle_session
+        from companion.live_score import settle_session
 
         with self._lock:
+            self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
             self.store.finish_game(self.game_id, self.game.scores)
-            games = self.store.game_scores(self.session_id)
-            payouts = settle_session(self.config.variant, games)
+            states = self.store.game_states(self.session_id)
+            payouts = settle_session(self.config.variant, [s.get("record", []) for s in states],
+                                     self.game.players())
             self.store.finish_session(self.session_id, payouts)
+            self.last_settlement = {"session": self.session_id, **payouts}
             exported = self.store.export_session(self.session_id)
             self.session_id = self.store.open_session(self.config.variant)
             self.game_id, _ = self.store.current_game(self.session_id)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from companion.live_events import GameEvent, diff
+from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
 from companion.table import Flag, TableObservation, ZoneReading
 
@@ -83,9 +84,11 @@ class LiveGame:
         self.raw: TableObservation | None = None
         self.flags: list[dict[str, Any]] = []
         self.log: list[GameEvent] = []
+        self.record: list[dict[str, Any]] = []  # settle entries (companion.live_score)
         self.scores: dict[str, int] = {}
         self._flag_seq = 0
         self._claimer: int | None = None
+        self._dead_racks: set[str] = set()
         self._discarder: int | None = None
 
     # feeding ------------------------------------------------------------------------------
@@ -149,19 +152,39 @@ class LiveGame:
             rec["active"] = (rec["kind"], rec["zone"], rec["message"]) in active
 
     def _score_mahjong(self, ev: GameEvent, obs: TableObservation) -> None:
-        mj = obs.mahjong.get(ev.zone or "") or {}
-        value = mj.get("score", mj.get("value", 0)) if isinstance(mj, dict) else 0
-        player = str(ev.player if ev.player is not None else "?")
-        self.scores[player] = self.scores.get(player, 0) + int(value or 0)  # type: ignore[call-overload]
+        entry = obs.mahjong.get(ev.zone or "")
+        rec = mahjong_record(ev.player, entry if isinstance(entry, dict) else None, self._discarder)
+        if rec is not None:
+            self.record.append(rec)
+            self._rescore()
+
+    def players(self) -> list[str]:
+        zones = self.last.zones.values() if self.last else ()
+        return sorted({str(z.player) for z in zones if z.kind == "rack" and z.player is not None})
+
+    def _rescore(self) -> None:
+        result = score(self.variant, self.players(), self.record)
+        self.scores = {p: int(v) for p, v in result["totals"].items()}
 
     def set_flag_status(self, flag_id: int, status: str) -> dict[str, Any]:
         if status not in ("open", "dismissed", "confirmed"):
             raise ValueError(f"unknown flag status: {status!r}")
         for rec in self.flags:
             if rec["id"] == flag_id:
+                if status == "confirmed" and rec["status"] != "confirmed" and rec["kind"] in DEAD_KINDS:
+                    self._confirm_dead(rec["zone"])
                 rec["status"] = status
                 return rec
         raise KeyError(f"no flag {flag_id}")
+
+    def _confirm_dead(self, zone: str | None) -> None:
+        """A confirmed rack-killing flag counts as a dead hand for the settlement (once per rack)."""
+        z = self.last.zones.get(zone or "") if self.last else None
+        if z is None or z.player is None or zone in self._dead_racks:
+            return
+        self._dead_racks.add(zone or "")
+        self.record.append({"type": "dead", "player": str(z.player), "rack": zone})
+        self._rescore()
 
     def correct(self, zone: str, index: int, code: str) -> None:
         """Correct tile ``index`` of ``zone`` (as read now) to ``code``; raises ValueError/KeyError."""
@@ -177,7 +200,7 @@ class LiveGame:
         if self.last is not None and self.last.mahjong.get(name):
             return "mahjong"
         dead = any(f["zone"] == name and f["active"] and f["status"] != "dismissed"
-                   and f["kind"] in ("wrong_rack", "tile_count", "dead") for f in self.flags)
+                   and f["kind"] in DEAD_KINDS for f in self.flags)
         return "dead" if dead else "alive"
 
     def _zone_view(self, name: str, z: ZoneReading) -> dict[str, Any]:
@@ -215,6 +238,7 @@ class LiveGame:
     # persistence --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {"variant": self.variant, "flags": self.flags, "scores": self.scores,
+                "record": self.record, "dead_racks": sorted(self._dead_racks),
                 "corrections": self.corrections.to_json(), "flag_seq": self._flag_seq,
                 "last": observation_to_json(self.last) if self.last else None,
                 "raw": observation_to_json(self.raw) if self.raw else None}
@@ -225,6 +249,8 @@ class LiveGame:
         g = cls(str(d.get("variant", "mjm")), checker)
         g.flags = list(d.get("flags", []))
         g.scores = {str(k): int(v) for k, v in d.get("scores", {}).items()}
+        g.record = list(d.get("record", []))
+        g._dead_racks = set(d.get("dead_racks", []))
         g.corrections.load(d.get("corrections", []))
         g._flag_seq = int(d.get("flag_seq", 0))
         g.last = observation_from_json(d["last"]) if d.get("last") else None

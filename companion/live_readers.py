@@ -128,16 +128,3 @@ def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:
         issues = [{"file": i.file, "line": i.line, "col": i.col, "message": i.message} for i in exc.issues]
         return None, issues or [{"file": filename, "line": None, "col": None, "message": str(exc)}]
     return card, []
-
-
-def settle_session(variant: str, games: list[dict[str, Any]]) -> dict[str, Any]:
-    """Payouts at the end of a session: the variant's settlement, or lower-pays-higher totals."""
-    totals: dict[str, int] = {}
-    for g in games:
-        for player, score in g["scores"].items():
-            totals[player] = totals.get(player, 0) + int(score)
-    ranked = sorted(totals.items(), key=lambda kv: kv[1])
-    payouts = []
-    if len(ranked) == 2 and ranked[0][1] != ranked[1][1]:
-        payouts.append({"from": ranked[0][0], "to": ranked[1][0], "amount": ranked[1][1] - ranked[0][1]})
-    return {"totals": totals, "payouts": payouts}

@@ -123,6 +123,11 @@ class Store:
             for r in rows
         ]
 
+    def game_states(self, session_id: int) -> list[dict[str, Any]]:
+        """The saved live state of every game of a session, in order."""
+        rows = self._all("SELECT state FROM games WHERE session_id = ? ORDER BY number", (session_id,))
+        return [dict(json.loads(r["state"])) for r in rows]
+
     # events -------------------------------------------------------------------------------
     def add_event(self, game_id: int, ev: GameEvent) -> None:
         self._exec(

@@ -12,7 +12,8 @@ import pytest
 
 from companion.live import Live, LiveConfig
 from companion.live_events import GameEvent
-from companion.live_readers import NullReader, ReplayReader, make_reader, settle_session
+from companion.live_readers import NullReader, ReplayReader, make_reader
+from companion.live_score import settle_session
 from companion.store import Store
 from vision.capture import DEMO_DIR
 
@@ -42,9 +43,11 @@ def test_export_json_and_csv(tmp_path: Path) -> None:
     s.finish_game(g1, {"1": 50, "2": 0})
     g2 = s.new_game(sid)
     s.finish_game(g2, {"1": 0, "2": 30})
-    payouts = settle_session("mjm", s.game_scores(sid))
+    mj = {"type": "mahjong", "jokerless": False}
+    records = [[{**mj, "player": "1", "value": 50}], [{**mj, "player": "2", "value": 30}]]
+    payouts = settle_session("mjm", records, ["1", "2"])
     assert payouts["totals"] == {"1": 50, "2": 30}
-    assert payouts["payouts"] == [{"from": "2", "to": "1", "amount": 20}]
+    assert payouts["payments"] == [{"from": "2", "to": "1", "amount": 20}]
     s.finish_session(sid, payouts)
     data = s.export_session(sid)
     assert [g["game"] for g in data["games"]] == [1, 2] and data["payouts"] == payouts

@@ -118,6 +118,8 @@ def test_session_new_game_finish_and_export(client: FlaskClient) -> None:
     assert client.post("/api/game/new").get_json()["game"] != first
     done = client.post("/api/session/finish").get_json()
     assert len(done["games"]) == 2 and done["finished"]
+    assert "payments" in done["payouts"]
+    assert client.get("/api/state").get_json()["last_settlement"]["session"] == done["session"]
     r = client.get(f"/api/export.json?session={done['session']}")
     assert r.get_json()["session"] == done["session"]
     assert client.get(f"/api/export.csv?session={done['session']}").data.startswith(b"session,game")

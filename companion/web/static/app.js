@@ -64,7 +64,9 @@ function renderScores(s) {
   const total = (p) => games.filter((g) => g.id !== s.game).reduce((a, g) => a + (g.scores[p] || 0), 0) + (s.scores[p] || 0);
   $("scoreboard").innerHTML = `<tr><th></th>${ps.map((p) => `<th>player ${esc(p)}</th>`).join("")}</tr>
     <tr><td>game ${games.length || 1}</td>${ps.map((p) => `<td>${s.scores[p] || 0}</td>`).join("")}</tr>
-    <tr><td>session</td>${ps.map((p) => `<td>${total(p)}</td>`).join("")}</tr>`;
+    <tr><td>session</td>${ps.map((p) => `<td>${total(p)}</td>`).join("")}</tr>` +
+    (s.last_settlement ? `<tr><td colspan="${ps.length + 1}" id="settlement">Session ${s.last_settlement.session} settled: ${
+      (s.last_settlement.payments || []).map((x) => `${esc(x.from)} pays ${esc(x.to)} ${x.amount}`).join(", ") || "no payments"}</td></tr>` : "");
 }
 
 function render(s) {
