@@ -129,8 +129,31 @@ class TableReader:
         if detections is None:
             if self.recognizer is None:
                 raise ValueError("TableReader has no recognizer: pass detections= or a recognizer")
-            detections = self.recognizer.detect(frame)
+            detections = self._detect_in_zones(frame, calibration)
         return self.observe(detections, calibration, state)
+
+    def zones_box(self, calibration: Calibration, shape: tuple[int, ...], margin_mm: float = 40.0) -> tuple[int, int, int, int]:
+        """The image rectangle ``(x0, y0, x1, y1)`` holding every zone (plus a margin)."""
+        pts = np.concatenate([np.asarray(z.polygon_mm, np.float32) for z in self.layout.zones])
+        lo, hi = pts.min(axis=0) - margin_mm, pts.max(axis=0) + margin_mm
+        corners = np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]], np.float32)
+        img = calibration.to_image(corners)
+        x0, y0 = np.floor(img.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(img.max(axis=0)).astype(int)
+        return max(0, x0), max(0, y0), min(int(shape[1]), x1), min(int(shape[0]), y1)
+
+    def _detect_in_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration) -> Detections:
+        """Recognition on the part of the frame that holds the zones only; quads in frame pixels."""
+        assert self.recognizer is not None
+        x0, y0, x1, y1 = self.zones_box(calibration, frame.shape)
+        if x1 - x0 < 32 or y1 - y0 < 32:
+            return Detections.empty()
+        if (x0, y0, x1, y1) == (0, 0, frame.shape[1], frame.shape[0]):
+            return self.recognizer.detect(frame)
+        det = self.recognizer.detect(np.ascontiguousarray(frame[y0:y1, x0:x1]))
+        shift = np.array([x0, y0], np.float32)
+        return Detections(det.boxes + np.tile(shift, 2), det.quads + shift, det.codes, det.confidence,
+                          det.embeddings, dict(det.meta, crop=[x0, y0, x1, y1]))
 
     def observe(self, detections: Detections, calibration: Calibration,
                 state: HomographyState = "fresh") -> TableObservation:

@@ -112,3 +112,23 @@ def test_ambiguous_joker_between_touching_exposures_never_kills_the_hand() -> No
     obs = read(table(racks))
     assert flags_of(obs, "wrong_rack") == []
     assert obs.zones["P1-A"].exposures == exps("7C 7C 7C J", "N N N N")
+
+
+def test_recognition_runs_on_the_zones_only_and_maps_back() -> None:
+    r = table(player("P1", exps("8C 8C J")))
+    truth = r.detections()
+    seen: list[tuple[int, int]] = []
+
+    class Cropped:
+        """A recogniser that finds the true tiles inside whatever crop it is given."""
+
+        def detect(self, image: object) -> object:
+            h, w = image.shape[:2]  # type: ignore[attr-defined]
+            seen.append((w, h))
+            x0, y0 = reader.zones_box(reader.calibrator.last, r.image.shape)[:2]  # type: ignore[arg-type]
+            return type(truth)(truth.boxes - [x0, y0, x0, y0], truth.quads - [x0, y0], truth.codes, truth.confidence)
+
+    reader = TableReader(r.layout, Cropped(), card=CARD)
+    obs = reader.read(r.image)
+    assert seen and seen[0][0] * seen[0][1] < 0.9 * 1280 * 720
+    assert obs.zones["P1-A"].exposures == exps("8C 8C J") and obs.flags == ()
