@@ -219,6 +219,8 @@ def main() -> int:
     ap.add_argument("--variant", default="mjm")
     ap.add_argument("--card", default=str(REPO / "calibration" / "cards" / "example.mjcard"))
     ap.add_argument("--sizes", default="1280x720,1920x1080")
+    ap.add_argument("--input-long-side", type=int, default=None,
+                    help="the localiser's input long side (default: the recogniser's own choice)")
     args = ap.parse_args()
     models = REPO / "models"
     use_model = args.recognizer == "model" or (
@@ -229,7 +231,7 @@ def main() -> int:
         from vision.artwork import tile_faces
         from vision.pipeline import TileRecognizer
 
-        recognizer: Any = TileRecognizer(models)
+        recognizer: Any = TileRecognizer(models, input_long_side=args.input_long_side)
         faces = tile_faces("american-synth")
     else:
         recognizer = Oracle()
