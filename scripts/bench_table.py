@@ -142,13 +142,7 @@ def truth_zones(layout: Layout, scene: Scene) -> dict[str, ZoneReading]:
 
 
 class Oracle:
-    """The renderer's truth as a recogniser (set per frame)."""
-
-    def __init__(self) -> None:
-        self.current: Any = None
-
-    def detect(self, image: Any) -> Any:
-        return self.current.detections()
+    """Stands for the recogniser: the renderer's true detections are passed to ``read``."""
 
 
 def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]]) -> None:
@@ -176,13 +170,12 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
         reader = TableReader(layout, recognizer, card=card, variant=args.variant)
         scene = make_scene(layout, card, reader.ctx.tileset, seed)
         r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces)
-        if isinstance(recognizer, Oracle):
-            recognizer.current = r
+        given = r.detections() if isinstance(recognizer, Oracle) else None
         t0 = time.perf_counter()
-        obs = reader.read(r.image)
+        obs = reader.read(r.image, given)
         stats["ms"].append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
-        reader.read(r.image)  # the next frame of a live table: markers tracked near their last place
+        reader.read(r.image, given)  # the next frame of a live table: markers tracked near their last place
         stats["ms_tracked"].append((time.perf_counter() - t0) * 1000)
         stats["calibrated"] += obs.homography != "missing"
         truth = truth_zones(layout, scene)
