@@ -137,6 +137,9 @@ class Live:
         self._thread: threading.Thread | None = None
         self._source: FrameSource | None = None
         self._latest: np.ndarray | None = None
+        self._reader_thread: threading.Thread | None = None
+        self._slot_cv = threading.Condition()
+        self._slot: tuple[np.ndarray, str] | None = None
         self.stats: dict[str, Any] = {"fps": 0.0, "frames": 0, "motion": "", "source": config.source,
                                       "source_error": ""}
         self.publish()
@@ -166,6 +169,9 @@ class Live:
         return self._source.frames()
 
     def start(self) -> None:
+        """Run the frame loop and the reader in two threads, so slow recognition never stalls video."""
+        self._reader_thread = threading.Thread(target=self._read_loop, name="live-reader", daemon=True)
+        self._reader_thread.start()
         self._thread = threading.Thread(target=self.run, name="live-loop", daemon=True)
         self._thread.start()
 
@@ -173,8 +179,11 @@ class Live:
         self._stop.set()
         if self._source is not None:
             self._source.close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        with self._slot_cv:
+            self._slot_cv.notify_all()
+        for t in (self._thread, self._reader_thread):
+            if t is not None:
+                t.join(timeout=5)
 
     def run(self, max_frames: int | None = None) -> None:
         """The frame loop; returns at ``stop()``, at ``max_frames``, or when a finite source ends."""
@@ -208,21 +217,46 @@ class Live:
         self.stats["frames"] += 1
         self.stats["motion"] = "moving" if motion.moving else ("stable" if motion.stable else "settling")
         events: list[GameEvent] = []
-        if motion.stable:
-            obs = self.reader.read(image, name)
-            if obs is not None:
-                smooth = self.smoother.update_with_observation(obs)
-                with self._lock:
-                    events = self.game.observe(smooth)
-                    self._record(events)
+        if motion.stable and self._reader_thread is not None:
+            with self._slot_cv:  # the reader thread takes the newest stable frame when it is free
+                self._slot = (image, name)
+                self._slot_cv.notify()
+        elif motion.stable:
+            events = self.read(image, name)
         banner = f"{self.stats['fps']:.0f} fps"
         drawn = annotate(image, self.game.last, motion, banner)
         ok, buf = cv2.imencode(".jpg", drawn, [cv2.IMWRITE_JPEG_QUALITY, self.config.jpeg_quality])
         if ok:
             self.hub.put_frame(buf.tobytes())
-        if events or self.stats["frames"] % 15 == 0:
+        if self.stats["frames"] % 15 == 0:
             self.publish()
         return events
+
+    def read(self, image: np.ndarray, name: str = "") -> list[GameEvent]:
+        """Read one stable frame into the game: recognise, smooth, correct, check, diff, record."""
+        obs = self.reader.read(image, name)
+        if obs is None:
+            return []
+        smooth = self.smoother.update_with_observation(obs)
+        with self._lock:
+            events = self.game.observe(smooth)
+            self._record(events)
+        if events:
+            self.publish()
+        return events
+
+    def _read_loop(self) -> None:
+        while not self._stop.is_set():
+            with self._slot_cv:
+                self._slot_cv.wait_for(lambda: self._slot is not None or self._stop.is_set(), 1.0)
+                job, self._slot = self._slot, None
+            if job is None:
+                continue
+            try:
+                self.read(*job)
+            except Exception as exc:  # a misread never kills the reader: it becomes a warning
+                log.exception("reading a frame failed")
+                self.stats["last_error"] = f"reading: {exc}"
 
     def _record(self, events: list[GameEvent]) -> None:
         for ev in events:

@@ -3,9 +3,9 @@
     python scripts/bench_live.py [--minutes 10] [--frames 300]
 
 1. fps: the whole loop (motion gate, reading, smoothing, rules, annotation, JPEG for the MJPEG
-   stream) over the 1280x720 demo frames, unpaced, with the reader ``serve`` would use here
-   (the recognisers when ``models/`` has them, else the demo's recorded readings), and with the
-   recogniser forced on every frame when the models exist.
+   stream) over the 1280x720 demo frames, unpaced: in one thread with the reader ``serve`` would
+   use here (the recognisers when ``models/`` has them, else the demo's recorded readings), with
+   the recorded readings, and threaded as ``serve`` runs it (video loop + reader thread).
 2. latency: a served dashboard receives paced 15 fps frames; at t0 the frame changes to one with
    a wrong-rack exposure; we time until ``/api/events`` (SSE) delivers a state with the flag.
 3. memory: the demo looped at 15 fps with an MJPEG and an SSE client attached for ``--minutes``;
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from companion.live import Live, LiveConfig  # noqa: E402
 from companion.live_readers import ReplayReader  # noqa: E402
 from companion.web import create_app  # noqa: E402
-from vision.capture import DEMO_DIR, Frame  # noqa: E402
+from vision.capture import DEMO_DIR, FolderSource, Frame  # noqa: E402
 
 FRAMES = DEMO_DIR / "frames"
 
@@ -67,16 +67,33 @@ def bench_fps(n: int, reader: object | None, label: str) -> tuple[str, float, st
     return label, n / dt, note[:70]
 
 
-class EveryFrame:
-    """Wrap a reader so that the motion gate never skips it (worst case: read every frame)."""
+class CountingReader:
+    """Wrap a reader to count the frames it read."""
 
-    def __init__(self, live: Live) -> None:
-        self.live = live
+    def __init__(self, inner: object) -> None:
+        self.inner, self.reads = inner, 0
 
-    def process(self, img: np.ndarray) -> None:
-        obs = self.live.reader.read(img, "")
-        if obs is not None:
-            self.live.game.observe(self.live.smoother.update_with_observation(obs))
+    def read(self, image: np.ndarray, name: str = "") -> object:
+        self.reads += 1
+        return self.inner.read(image, name)  # type: ignore[attr-defined]
+
+
+def bench_threaded(seconds: float) -> tuple[str, float, str]:
+    """As ``serve`` runs: loop and reader in their own threads, unpaced demo frames."""
+    from companion.live_readers import make_reader
+
+    with tempfile.TemporaryDirectory() as d:
+        config = LiveConfig(source="demo", data_dir=d)
+        warnings: list[str] = []
+        reader = CountingReader(make_reader(config, warnings))
+        live = Live(config, reader=reader, source=FolderSource(FRAMES, loop=True, fps=0))  # type: ignore[arg-type]
+        live.start()
+        time.sleep(seconds)
+        frames, reads = live.stats["frames"], reader.reads
+        live.stop()
+        live.store.close()
+    note = f"{reads / seconds:.1f} stable frames read/s; " + ("; ".join(warnings) or "recognisers")
+    return "loop + reader threads, as serve runs", frames / seconds, note[:70]
 
 
 class Scripted:
@@ -197,6 +214,7 @@ def main() -> int:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     rows = [bench_fps(args.frames, None, "loop, reader serve would use")]
     rows.append(bench_fps(args.frames, ReplayReader(), "loop, recorded readings"))
+    rows.append(bench_threaded(10.0))
     print(f"{'measure':<40} {'value':>10}  note")
     for label, fps, note in rows:
         print(f"{label:<40} {fps:>7.1f} fps  {note}")
