@@ -9,6 +9,7 @@ demo's recorded readings), the followed game (:mod:`companion.live_game`) and th
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -22,7 +23,7 @@ import numpy as np
 
 from companion.live_events import GameEvent
 from companion.live_game import LiveGame
-from companion.live_readers import TableReaderLike, make_reader
+from companion.live_readers import DEFAULT_LAYOUT, TableReaderLike, make_reader
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.store import Store
 from companion.table import TableObservation
@@ -349,21 +350,55 @@ class Live:
         self.publish()
 
     def calibrate(self, points: list[list[float]], table_mm: Any = None) -> dict[str, Any]:
-        """Four clicked table corners -> homography, saved as ``calibration.json`` in the data folder."""
-        import json
-
+        """Four clicked table corners -> homography, saved as ``calibration.json`` in the data folder;
+        returns it with the layout's zones projected into the image (to drag into place)."""
         from vision.calibrate import Calibration
 
-        size = tuple(table_mm) if table_mm else (900.0, 900.0)
+        layout = self.layout()
+        size = tuple(table_mm) if table_mm else layout.table_mm
         if len(size) != 2:
             raise ValueError(f"table_mm must be [width, height], got {table_mm!r}")
-        cal = Calibration.from_corners(points, (float(size[0]), float(size[1])))
+        h, w = self._latest.shape[:2] if self._latest is not None else (0, 0)
+        cal = Calibration.from_corners(points, (float(size[0]), float(size[1])), (w, h))
         path = Path(self.config.data_dir) / "calibration.json"
         data = cal.to_json()
         path.write_text(json.dumps(data, indent=1), encoding="utf-8")
         self.calibration = data
+        zones = {z.name: np.round(cal.to_image(np.asarray(z.polygon_mm, np.float32)), 1).tolist()
+                 for z in layout.zones}
         self.publish()
-        return {"path": str(path), "calibration": data}
+        return {"path": str(path), "calibration": data, "zones_px": zones}
+
+    def layout(self) -> Any:
+        """The table layout in use: ``--layout``, else the data folder's, else the shipped 2-player one."""
+        from vision.layout import load_layout
+
+        saved = Path(self.config.data_dir) / "layout.json"
+        if self.config.layout:
+            return load_layout(self.config.layout)
+        return load_layout(saved if saved.is_file() else DEFAULT_LAYOUT)
+
+    def save_zones(self, zones_px: dict[str, list[list[float]]]) -> dict[str, Any]:
+        """Zones dragged on the snapshot (image px) -> table mm with the saved calibration ->
+        ``layout.json`` in the data folder (validated like any layout; used from the next start)."""
+        from vision.calibrate import Calibration
+        from vision.layout import parse_layout
+
+        if not self.calibration:
+            raise ValueError("calibrate first: click the four table corners")
+        cal = Calibration(np.asarray(self.calibration["image_to_table"], np.float64),
+                          tuple(self.calibration["table_mm"]), tuple(self.calibration["image_size"]))
+        raw = self.layout().to_json()
+        for z in raw["zones"]:
+            if z["name"] in zones_px:
+                mm = cal.to_table(np.asarray(zones_px[z["name"]], np.float32))
+                w, h = raw["table_mm"]
+                z["polygon_mm"] = [[round(float(min(max(x, 0), w)), 1), round(float(min(max(y, 0), h)), 1)]
+                                   for x, y in mm]
+        path = Path(self.config.data_dir) / "layout.json"
+        parse_layout(raw, str(path))  # raises LayoutError (a ValueError) naming the bad zone
+        path.write_text(json.dumps(raw, indent=1), encoding="utf-8")
+        return {"path": str(path), "layout": raw}
 
 
 def data_dir_default() -> Path:

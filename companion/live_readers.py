@@ -88,7 +88,8 @@ def _model_reader(config: LiveConfig) -> ModelReader:
     table = importlib.import_module("companion.table")
     layout_mod = importlib.import_module("vision.layout")
     pipeline = importlib.import_module("vision.pipeline")
-    layout = layout_mod.load_layout(config.layout or DEFAULT_LAYOUT)
+    saved = Path(config.data_dir) / "layout.json"
+    layout = layout_mod.load_layout(config.layout or (saved if saved.is_file() else DEFAULT_LAYOUT))
     tileset = config.tileset if config.tileset != "american" else None
     recognizer = pipeline.TileRecognizer(tileset=tileset)
     reader = table.TableReader(layout, recognizer, card=_load_card(config.card or _default_card()),

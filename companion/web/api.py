@@ -77,7 +77,11 @@ def video() -> Response:
 
 @bp.get("/snapshot.jpg")
 def snapshot() -> Response:
-    _, jpeg = _live().hub.frame(-1, timeout=2.0)
+    """The latest annotated frame; ``?raw=1`` the camera's frame without drawings."""
+    if request.args.get("raw") == "1":
+        jpeg = _live().raw_snapshot()
+    else:
+        _, jpeg = _live().hub.frame(-1, timeout=2.0)
     if not jpeg:
         abort(503, description="no frame yet")
     return Response(jpeg, mimetype="image/jpeg")
@@ -220,3 +224,19 @@ def enroll() -> Response:
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
             abort(422, description=str(exc))
     return jsonify(ok=True, name=name, folder=str(folder))
+
+
+@bp.post("/api/zones")
+def zones() -> Response:
+    """Zones dragged into place on the calibration snapshot: ``{"zones_px": {name: [[x, y], ...]}}``."""
+    body = _json_body()
+    zones_px = body.get("zones_px")
+    if not isinstance(zones_px, dict) or not all(
+            isinstance(v, list) and len(v) >= 3 and all(isinstance(p, list) and len(p) == 2 for p in v)
+            for v in zones_px.values()):
+        abort(400, description="expected zones_px: {zone name: [[x, y], ...]}")
+    try:
+        saved = _live().save_zones(zones_px)
+    except (ValueError, TypeError) as exc:
+        abort(400, description=str(exc))
+    return jsonify(saved)

@@ -111,6 +111,17 @@ def test_phone_frames_and_calibration(client: FlaskClient, live: Live) -> None:
                                            "table_mm": [900, 900]})
     assert r.status_code == 200
     assert Path(r.get_json()["path"]).is_file()
+    zones = r.get_json()["zones_px"]
+    assert set(zones) >= {"P1-A", "P2-B", "discards"}
+    moved = {"P1-A": [[x + 5, y] for x, y in zones["P1-A"]]}
+    saved = client.post("/api/zones", json={"zones_px": moved})
+    assert saved.status_code == 200
+    layout = json.loads(Path(saved.get_json()["path"]).read_text())
+    assert layout["zones"][0]["name"] == "P1-A"
+    clash = {"P1-A": zones["P1-B"]}  # dragged onto another rack: the layout check refuses it
+    bad = client.post("/api/zones", json={"zones_px": clash})
+    assert bad.status_code == 400 and "overlap" in bad.get_json()["error"]
+    assert client.post("/api/zones", json={"zones_px": {"P1-A": [[1, 2]]}}).status_code == 400
 
 
 def test_session_new_game_finish_and_export(client: FlaskClient) -> None:
