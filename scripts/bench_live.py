@@ -225,8 +225,12 @@ def main() -> int:
         mem = bench_memory(args.minutes)
         first, last = mem[0][1], mem[-1][1]
         peak = max(m for _, m in mem)
+        warm = next((m for t, m in mem if t >= min(60.0, args.minutes * 30)), first)
         print(f"{'RSS over ' + format(args.minutes, 'g') + ' min (MB)':<40} {last:>8.1f} MB  "
-              f"start {first:.1f} peak {peak:.1f} change {last - first:+.1f} ({len(mem)} samples)")
+              f"start {first:.1f} after warm-up {warm:.1f} peak {peak:.1f} "
+              f"change since warm-up {last - warm:+.1f} ({len(mem)} samples)")
+        marks = [f"{t / 60:.0f}m {m:.0f}" for t, m in mem if int(t) % 60 < 10 or t == mem[-1][0]]
+        print("  RSS by minute (MB):", ", ".join(marks))
     return 0
 
 
