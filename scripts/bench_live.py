@@ -144,12 +144,12 @@ def sse_states(port: int) -> Iterator[dict[str, object]]:
             buf = b""
 
 
-def bench_latency(trials: int = 5) -> list[float]:
+def bench_latency(trials: int = 5) -> tuple[list[float], list[float]]:
     readings = json.loads((DEMO_DIR / "readings.json").read_text())["frames"]
     wrong = [n for n, o in readings.items() if len(o["zones"]["P1-A"]["exposures"]) == 2][0]
     before = [n for n, o in readings.items() if len(o["zones"]["P1-A"]["exposures"]) == 1][-1]
     load = {n: cv2.imread(str(FRAMES / n)) for n in (before, wrong)}
-    out = []
+    out, push = [], []
     for _ in range(trials):
         src = Scripted((before, load[before]), (wrong, load[wrong]), fps=15)
         with tempfile.TemporaryDirectory() as d:
@@ -161,13 +161,15 @@ def bench_latency(trials: int = 5) -> list[float]:
                 pass
             src.switch.set()
             for s in states:
-                if any(f["kind"] == "wrong_rack" for f in s["flags"]):  # type: ignore[index]
+                flags = [f for f in s["flags"] if f["kind"] == "wrong_rack"]  # type: ignore[index]
+                if flags:
                     out.append(time.perf_counter() - src.switched_at)
+                    push.append(time.time() - float(flags[0]["t"]))
                     break
             srv.shutdown()  # type: ignore[attr-defined]
             live.stop()
             live.store.close()
-    return out
+    return out, push
 
 
 def bench_memory(minutes: float) -> list[tuple[float, float]]:
@@ -218,9 +220,11 @@ def main() -> int:
     print(f"{'measure':<40} {'value':>10}  note")
     for label, fps, note in rows:
         print(f"{label:<40} {fps:>7.1f} fps  {note}")
-    lat = bench_latency()
+    lat, push = bench_latency()
     print(f"{'tile arrival -> flag on SSE (median)':<40} {np.median(lat):>8.3f} s  "
           f"min {min(lat):.3f} max {max(lat):.3f} over {len(lat)} trials at 15 fps")
+    print(f"{'flag raised -> received on SSE (median)':<40} {np.median(push) * 1000:>7.1f} ms  "
+          f"max {max(push) * 1000:.1f} ms")
     if not args.skip_memory:
         mem = bench_memory(args.minutes)
         first, last = mem[0][1], mem[-1][1]
