@@ -2,7 +2,8 @@
 
 ``evaluate(zones, ctx)`` returns ``(flags, mahjong)``.  Flag kinds:
 
-* ``unreadable`` - a rack tile read with low confidence; that rack is then never called dead.
+* ``unreadable`` - a rack tile read with low confidence; that rack is then not judged at all
+  (never called dead: the uncertain tile may also have split or merged its exposure).
 * ``wrong_rack`` - the rack's exposures together fit no exposed card hand (SIA-12), or a 14-tile
   display matches no hand (Mah Jongg in error).
 * ``tile_count`` - an exposure of an impossible size; a Mah Jongg rack not holding exactly 14;
@@ -40,11 +41,6 @@ class RuleContext:
     @property
     def chows(self) -> bool:
         return self.rules.name in ("wp", "chinese")
-
-
-def _uncertain_groups(z: ZoneReading) -> set[int]:
-    bad = set(z.uncertain)
-    return {k for k, span in enumerate(z.exposure_spans()) if bad & set(span)}
 
 
 def _unreadable(z: ZoneReading) -> Flag:
@@ -128,11 +124,9 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
     if len(z.tiles) >= MJ_SIZE:
         entry = mahjong_entry(z, ctx) if len(z.tiles) == MJ_SIZE and not z.uncertain else None
         return flags + _display_flags(z, ctx, entry), entry, True
-    skip = _uncertain_groups(z)
-    flags += _exposure_flags(z, ctx, skip)
-    if not z.uncertain:
-        flags += _wrong_rack(z, ctx)
-    return flags, None, False
+    if z.uncertain:
+        return flags, None, False  # an uncertain tile may also have split or merged a group
+    return flags + _exposure_flags(z, ctx, set()) + _wrong_rack(z, ctx), None, False
 
 
 def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:

@@ -29,10 +29,11 @@ def test_wrong_rack_is_a_dead_hand() -> None:
 
 
 def test_uncertain_tile_gives_unreadable_never_a_dead_hand() -> None:
-    r = table(player("P1", (), exps("N N N", "E E E")))
-    obs = read(r, low=(tile_index(r, "P1-B", "E"),))
-    assert flags_of(obs, "wrong_rack") == []
-    assert flags_of(obs, "unreadable") == ["P1-B"]
+    r = table(player("P1", exps("5D J"), exps("N N N", "E E E")))
+    obs = read(r, low=(tile_index(r, "P1-B", "E"), tile_index(r, "P1-A", "J")))
+    assert sorted(f.kind for f in obs.flags) == ["unreadable", "unreadable"]  # racks not judged
+    assert sorted(flags_of(obs, "unreadable")) == ["P1-A", "P1-B"]
+    assert "#2 (read J)" in next(f.message for f in obs.flags if f.zone == "P1-A")
 
 
 def test_exposure_of_impossible_size() -> None:
