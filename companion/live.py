@@ -337,6 +337,23 @@ class Live:
         self.publish()
         return exported
 
+    def set_variant(self, name: str) -> None:
+        """Switch the ruleset now: the game is re-scored and the table reader follows the new rules."""
+        from dataclasses import replace as dc_replace
+
+        from companion.live_readers import ModelReader
+        from companion.rules.variants import get_variant
+
+        get_variant(name)  # UnknownVariant (a ValueError) names the known ones
+        with self._lock:
+            self.config = dc_replace(self.config, variant=name)
+            self.store.set_session_variant(self.session_id, name)
+            self.game.variant = name
+            self.game.rescore()
+            if isinstance(self.reader, ModelReader):
+                self.reader = make_reader(self.config, self.warnings)
+        self.publish()
+
     def set_card(self, name: str, card: Any, text: str) -> None:
         """Use an uploaded (already parsed) card from now on, and keep a copy under the data folder."""
         folder = Path(self.config.data_dir) / "cards"

@@ -162,6 +162,10 @@ class LiveGame:
         zones = self.last.zones.values() if self.last else ()
         return sorted({str(z.player) for z in zones if z.kind == "rack" and z.player is not None})
 
+    def rescore(self) -> None:
+        """Scores from the settle record under the current variant."""
+        self._rescore()
+
     def _rescore(self) -> None:
         result = score(self.variant, self.players(), self.record)
         self.scores = {p: int(v) for p, v in result["totals"].items()}

@@ -72,6 +72,9 @@ class Store:
             return int(row["id"])
         return self._exec("INSERT INTO sessions (started, variant) VALUES (?, ?)", (time.time(), variant))
 
+    def set_session_variant(self, session_id: int, variant: str) -> None:
+        self._exec("UPDATE sessions SET variant = ? WHERE id = ?", (variant, session_id))
+
     def session_variant(self, session_id: int) -> str:
         row = self._one("SELECT variant FROM sessions WHERE id = ?", (session_id,))
         if row is None:

@@ -240,3 +240,17 @@ def zones() -> Response:
     except (ValueError, TypeError) as exc:
         abort(400, description=str(exc))
     return jsonify(saved)
+
+
+@bp.post("/api/settings")
+def settings() -> Response:
+    """``{"variant": "grad"}``: switch the ruleset of the running game."""
+    body = _json_body()
+    variant = body.get("variant")
+    if not isinstance(variant, str):
+        abort(400, description="expected {variant: NAME}")
+    try:
+        _live().set_variant(variant)
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return jsonify(ok=True, variant=variant)

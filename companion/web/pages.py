@@ -28,7 +28,9 @@ def index() -> str:
 
 @bp.get("/settings")
 def settings() -> str:
-    return render_template("settings.html", **_ctx())
+    from companion.rules.variants import VARIANTS
+
+    return render_template("settings.html", variants=sorted(VARIANTS), **_ctx())
 
 
 @bp.get("/calibrate")

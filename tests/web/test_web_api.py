@@ -178,3 +178,11 @@ def test_tile_pictures(client: FlaskClient) -> None:
         pytest.skip("no shared artwork on this machine: the page shows tile codes only")
     img = cv2.imdecode(np.frombuffer(r.data, np.uint8), cv2.IMREAD_COLOR)
     assert img.shape[0] > img.shape[1] > 20  # an upright tile face
+
+
+def test_variant_switch(client: FlaskClient) -> None:
+    assert b"variant-select" in client.get("/settings").data
+    assert client.post("/api/settings", json={"variant": "grad"}).status_code == 200
+    assert client.get("/api/state").get_json()["settings"]["variant"] == "grad"
+    bad = client.post("/api/settings", json={"variant": "klingon"})
+    assert bad.status_code == 400 and "klingon" in bad.get_json()["error"]
