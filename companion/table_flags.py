@@ -48,12 +48,10 @@ def _unreadable(z: ZoneReading) -> Flag:
     return Flag("unreadable", z.name, f"{z.name}: tile(s) {shown} too uncertain to judge this rack")
 
 
-def _exposure_flags(z: ZoneReading, ctx: RuleContext, skip: set[int]) -> list[Flag]:
+def _exposure_flags(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
     flags: list[Flag] = []
     max_size = 4 if ctx.chows else 6
-    for k, exp in enumerate(z.exposures):
-        if k in skip:
-            continue
+    for exp in z.exposures:
         shown = " ".join(exp)
         for problem in joker_problems(exp) if JOKER in exp else []:
             if "joker" in problem:
@@ -126,7 +124,7 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
         return flags + _display_flags(z, ctx, entry), entry, True
     if z.uncertain:
         return flags, None, False  # an uncertain tile may also have split or merged a group
-    return flags + _exposure_flags(z, ctx, set()) + _wrong_rack(z, ctx), None, False
+    return flags + _exposure_flags(z, ctx) + _wrong_rack(z, ctx), None, False
 
 
 def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
