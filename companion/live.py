@@ -48,6 +48,7 @@ class LiveConfig:
     still_frames: int = 2
     jpeg_quality: int = 75
     demo_fps: float = 8.0
+    replay: bool = False  # the demo with its recorded readings even when models are installed
     warnings: tuple[str, ...] = field(default=())
 
 

@@ -106,6 +106,9 @@ def _default_card() -> str | None:
 def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
     """The best reader available; every fallback appends a warning for the page's banner."""
     reason = "unknown"
+    if config.replay and config.source == "demo":
+        warnings.append("The demo replays the readings recorded with its frames (--replay-demo).")
+        return ReplayReader()
     try:
         return _model_reader(config)
     except Exception as exc:  # missing models or modules must not stop the server

@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--card", default=None, help="card file (default calibration/cards/example.mjcard)")
     p.add_argument("--layout", default=None, help="table layout JSON (default calibration/layouts/siamese-2.json)")
     p.add_argument("--tileset", default="american", help="tile set name (default american)")
+    p.add_argument("--replay-demo", action="store_true",
+                   help="with --source demo: replay the demo's recorded readings even when models are installed")
 
 
 def _lan_address() -> str:
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(16) if args.lan else None
     lan_ip = _lan_address() if args.lan else args.host
     config = LiveConfig(source=source, variant=args.variant, card=args.card, layout=args.layout,
-                        tileset=args.tileset, data_dir=str(data), warnings=tuple(warnings))
+                        tileset=args.tileset, data_dir=str(data), warnings=tuple(warnings),
+                        replay=bool(args.replay_demo))
     live = Live(config)
     app = create_app(live, {"token": token, "lan": bool(args.lan),
                             "host_url": f"{scheme}://{lan_ip}:{args.port}"})

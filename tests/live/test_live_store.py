@@ -103,3 +103,7 @@ def test_missing_models_fall_back_with_a_warning(monkeypatch: pytest.MonkeyPatch
     warnings.clear()
     assert isinstance(make_reader(LiveConfig(source="0"), warnings), NullReader)
     assert "video only" in warnings[0]
+    warnings.clear()
+    monkeypatch.undo()
+    assert isinstance(make_reader(LiveConfig(source="demo", replay=True), warnings), ReplayReader)
+    assert "--replay-demo" in warnings[0]
