@@ -3,8 +3,9 @@
 ``Live(config)`` wires a frame source (:mod:`vision.capture`), the motion gate and smoother
 (:mod:`vision.track`), a table reader (the recognisers when their models are present, or the
 demo's recorded readings), the followed game (:mod:`companion.live_game`) and the SQLite store
-(:mod:`companion.store`).  The loop runs in one thread and only *publishes* snapshots to a
-:class:`LiveHub`; web requests read snapshots and never touch the loop's objects.
+(:mod:`companion.store`).  The video loop and the reader run in two threads and only *publish*
+snapshots to a :class:`~companion.live_hub.LiveHub`; web requests read snapshots and call the
+user actions (corrections, flags, card, calibration, sessions), which take the game's lock.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import numpy as np
 
 from companion.live_events import GameEvent
 from companion.live_game import LiveGame
+from companion.live_hub import LiveHub, annotate
 from companion.live_readers import DEFAULT_LAYOUT, TableReaderLike, make_reader
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.store import Store
 from companion.table import TableObservation
 from vision.capture import FrameSource, PhoneQueue, Resilient, open_source
-from vision.track import Motion, MotionGate, ReadingSmoother
+from vision.track import MotionGate, ReadingSmoother
 
 log = logging.getLogger(__name__)
 DEMO_FIRST = "f000.jpg"
@@ -50,63 +52,6 @@ class LiveConfig:
     demo_fps: float = 8.0
     replay: bool = False  # the demo with its recorded readings even when models are installed
     warnings: tuple[str, ...] = field(default=())
-
-
-class LiveHub:
-    """Snapshots shared between the loop (writer) and web requests (readers), under conditions."""
-
-    def __init__(self) -> None:
-        self._frame_cv = threading.Condition()
-        self._state_cv = threading.Condition()
-        self._jpeg = b""
-        self._frame_seq = 0
-        self._state: dict[str, Any] = {}
-        self._state_seq = 0
-
-    def put_frame(self, jpeg: bytes) -> None:
-        with self._frame_cv:
-            self._jpeg = jpeg
-            self._frame_seq += 1
-            self._frame_cv.notify_all()
-
-    def frame(self, after: int = -1, timeout: float = 1.0) -> tuple[int, bytes]:
-        with self._frame_cv:
-            self._frame_cv.wait_for(lambda: self._frame_seq > after, timeout)
-            return self._frame_seq, self._jpeg
-
-    def put_state(self, state: dict[str, Any]) -> int:
-        with self._state_cv:
-            self._state_seq += 1
-            self._state = {**state, "seq": self._state_seq}
-            self._state_cv.notify_all()
-            return self._state_seq
-
-    def state(self) -> dict[str, Any]:
-        with self._state_cv:
-            return self._state
-
-    def wait_state(self, after: int, timeout: float = 15.0) -> tuple[int, dict[str, Any]]:
-        with self._state_cv:
-            self._state_cv.wait_for(lambda: self._state_seq > after, timeout)
-            return self._state_seq, self._state
-
-
-def annotate(image: np.ndarray, obs: TableObservation | None, motion: Motion, banner: str) -> np.ndarray:
-    """Draw the loop's status and the zones' readings on a copy of the frame."""
-    out = image.copy()
-    h, w = out.shape[:2]
-    colour = (0, 0, 255) if motion.moving else (0, 200, 0)
-    cv2.rectangle(out, (0, 0), (w, 34), (30, 30, 30), -1)
-    state = "moving: reading paused" if motion.moving else ("stable" if motion.stable else "settling")
-    cv2.putText(out, f"{state}  {banner}", (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, colour, 2)
-    if obs is not None:
-        y = h - 10
-        for name, z in sorted(obs.zones.items(), reverse=True):
-            text = f"{name}: {' '.join(z.tiles)[:90]}"
-            cv2.putText(out, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 4)
-            cv2.putText(out, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (255, 255, 255), 1)
-            y -= 24
-    return out
 
 
 class Live:
