@@ -6,6 +6,7 @@ The server follows one pass of the bundled demo (20 fps) on 127.0.0.1 at a free 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,11 +43,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def pw() -> Iterator[object]:
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(pw: object) -> Iterator[object]:
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    yield b
+    b.close()
 
 
 @pytest.fixture
@@ -95,3 +101,29 @@ def test_card_upload_error_shows_the_line(server: str, page: object, tmp_path: P
     issue = page.locator(".issue").first
     issue.wait_for()
     assert f"line {len(lines) + 1}" in issue.inner_text()
+
+
+def test_phone_camera_page_streams_frames(pw: object, tmp_path: Path) -> None:
+    from werkzeug.serving import make_server
+
+    live = Live(LiveConfig(source="phone", data_dir=str(tmp_path)), reader=ReplayReader())
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    live.start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"])
+        pg = b.new_page()
+        pg.set_default_timeout(12_000)
+        pg.goto(f"http://127.0.0.1:{srv.server_port}/camera")  # localhost counts as secure
+        pg.click("#cam-start")
+        pg.wait_for_function("document.getElementById('cam-status').textContent.startsWith('sent')")
+        deadline = time.monotonic() + 10
+        while live.stats["frames"] < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        b.close()
+        assert live.stats["frames"] >= 3  # the loop received the phone's frames
+        assert live.raw_snapshot()[:2] == b"\xff\xd8"
+    finally:
+        srv.shutdown()
+        live.stop()
