@@ -51,7 +51,10 @@ def _unreadable(z: ZoneReading) -> Flag:
 def _exposure_flags(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
     flags: list[Flag] = []
     max_size = 4 if ctx.chows else 6
+    bonus = set(CHINESE_FLOWERS + SEASONS) | {FLOWER}
     for exp in z.exposures:
+        if ctx.chows and set(exp) <= bonus:
+            continue  # WP / Chinese flowers and seasons are set aside singly, not exposed groups
         shown = " ".join(exp)
         for problem in joker_problems(exp) if JOKER in exp else []:
             if "joker" in problem:

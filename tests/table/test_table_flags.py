@@ -103,6 +103,10 @@ def test_chinese_chows_and_a_joker_not_in_the_set() -> None:
     r = table(player("P1", exps("1B 2B 3B", "E E E"), total=13), player("P2", exps("J 5D 5D"), total=13))
     obs = read(r, variant="chinese", card=None)
     assert obs.zones["P1-A"].exposures == exps("1B 2B 3B", "E E E")
+    assert [f.kind for f in obs.flags] == ["tile_count"]
+    flowers = table(player("P1", exps("FL1", "SE3", "N N N N"), total=15), player("P2", total=13))
+    assert read(flowers, variant="wp", card=None, count_backs=False).flags == ()
+    assert flags_of(read(flowers, variant="mjm", card=None, tile_set="chinese"), "tile_count")
     assert any("J in view" in f.message for f in obs.flags if f.kind == "tile_count")
 
 
