@@ -26,8 +26,8 @@ import numpy as np
 from scripts import crops as C
 from vision import american
 from vision.artwork import HOLDOUT_STYLE, INDEX_BASES, tile_faces
-from vision.classify import Classified, TileClassifier, extract_crops
-from vision.enroll import find_tiles, grid_photo, layout_codes, row_lengths, sort_into_grid
+from vision.classify import Classified, TileClassifier
+from vision.enroll import enroll_image, grid_photo, layout_codes
 from vision.tileset import TileSet, TileSetPrototypes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,12 +63,9 @@ def bench_photos(clf: TileClassifier) -> float:
 def enroll_synthetic(
     clf: TileClassifier, faces: dict[str, np.ndarray], layout: str, seed: int
 ) -> TileSet:
-    """Enroll a synthetic grid photo of ``faces`` the way ``companion enroll`` does."""
+    """Enroll a synthetic grid photo of ``faces`` exactly as ``companion enroll`` does."""
     image, _ = grid_photo(faces, layout, np.random.default_rng(seed))
-    codes = layout_codes(layout)
-    quads = sort_into_grid(find_tiles(image, len(codes)), row_lengths(layout))
-    res = clf.run(extract_crops(image, quads))
-    return TileSet(f"holdout-{HOLDOUT_STYLE}", layout, tuple(codes), res.embeddings)
+    return enroll_image(image, layout, clf, f"holdout-{HOLDOUT_STYLE}")[0]
 
 
 def bench_holdout(clf: TileClassifier, per_class: int, seed: int) -> tuple[float, float]:

@@ -16,10 +16,15 @@ laid-out set (for tests and the held-out-style benchmark).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from vision.classify import TileClassifier
+    from vision.tileset import TileSet
 
 Image = npt.NDArray[np.uint8]
 FloatArray = npt.NDArray[np.float32]
@@ -145,6 +150,58 @@ def sort_into_grid(quads: FloatArray, rows: list[int]) -> FloatArray:
     if sizes != list(rows):
         raise EnrollError(f"tiles form rows of {sizes}, the layout needs rows of {list(rows)}")
     return np.stack([quads[i] for g in groups for i in sorted(g, key=lambda j: centres[j, 0])])
+
+
+def augment_crops(crops: Image, n: int, seed: int = 0) -> Image:
+    """``n`` jittered copies of each crop (shift, scale, turn, light, blur), crop-major order.
+
+    Enrollment averages the embeddings of a tile's crop and these copies into its prototype, so
+    that one example stands for the small changes of a live view.
+    """
+    rng = np.random.default_rng(seed)
+    h, w = crops.shape[1:3]
+    out = np.empty((len(crops) * n, h, w, 3), np.uint8)
+    for i, crop in enumerate(crops):
+        for j in range(n):
+            m = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(-6, 6), rng.uniform(0.92, 1.08))
+            m[:, 2] += rng.uniform(-0.06, 0.06, 2) * (w, h)
+            img = cv2.warpAffine(crop, m, (w, h), borderMode=cv2.BORDER_REPLICATE).astype(
+                np.float32
+            )
+            img = img * rng.uniform(0.7, 1.2) + rng.uniform(-15, 15, 3)
+            if rng.random() < 0.5:
+                img = cv2.GaussianBlur(img, (3, 3), rng.uniform(0.3, 1.0))
+            out[i * n + j] = np.clip(img, 0, 255).astype(np.uint8)
+    return out
+
+
+AUGMENT = 8
+"""Jittered copies of each enrolled crop averaged into its prototype."""
+
+
+def enroll_image(
+    image: Image, layout: str, clf: TileClassifier, name: str, augment: int = AUGMENT
+) -> tuple[TileSet, Image, float]:
+    """Find, order and embed the tiles of an enrollment photo.
+
+    Returns the tile set (one prototype per layout position), the crops in layout order, and the
+    share of tiles that the base classifier already reads as laid out (flowers count as ``F``).
+    Raises :class:`EnrollError` when the photo does not show the layout.
+    """
+    from vision.classify import extract_crops
+    from vision.tileset import TileSet, prototypes_from
+
+    codes = layout_codes(layout)
+    quads = sort_into_grid(find_tiles(image, len(codes)), row_lengths(layout))
+    crops = extract_crops(image, quads)
+    res = clf.run(crops)
+    copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
+    prototypes = prototypes_from(res.embeddings, copies, augment)
+    agree = [
+        a == b or (b == "F" and a[:2] in ("FL", "SE"))
+        for a, b in zip(res.codes, codes, strict=True)
+    ]
+    return TileSet(name, layout, tuple(codes), prototypes), crops, float(np.mean(agree))
 
 
 # ---------------------------------------------------------------- the sheet and a synthetic photo

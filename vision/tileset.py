@@ -59,6 +59,15 @@ class TileSet:
         return self.layout == "american"
 
 
+def prototypes_from(embeddings: FloatArray, copies: FloatArray | None, n: int) -> FloatArray:
+    """One prototype per tile: the normalised mean of its embedding and its ``n`` copies' ones."""
+    emb = l2_normalise(embeddings)
+    if copies is None or n == 0:
+        return emb
+    extra = l2_normalise(copies).reshape(len(emb), n, -1)
+    return l2_normalise((emb + extra.sum(axis=1)) / (n + 1))
+
+
 def tileset_dir(name: str, root: Path | None = None) -> Path:
     return (root or TILESETS_DIR) / check_name(name)
 

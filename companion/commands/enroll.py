@@ -61,13 +61,14 @@ def write_sheet(out: Path, layout: str) -> None:
 
 
 def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path | None) -> Path:
-    import cv2
-    import numpy as np
+    from dataclasses import replace
 
-    from vision.classify import DEFAULT_MODEL, TileClassifier, extract_crops
-    from vision.enroll import EnrollError, find_tiles, layout_codes, row_lengths, sort_into_grid
+    import cv2
+
+    from vision.classify import DEFAULT_MODEL, TileClassifier
+    from vision.enroll import EnrollError, enroll_image
     from vision.runtime import sha256_of
-    from vision.tileset import TileSet, check_name, save_tileset
+    from vision.tileset import check_name, save_tileset
 
     check_name(name)
     if not photo.is_file():
@@ -75,30 +76,18 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
     image = cv2.imread(str(photo), cv2.IMREAD_COLOR)
     if image is None:
         raise CommandError(f"cannot read image: {str(photo)!r}")
-    codes = layout_codes(layout)
+    clf = TileClassifier(model or DEFAULT_MODEL)
     try:
-        quads = sort_into_grid(find_tiles(image, len(codes)), row_lengths(layout))
+        tileset, crops, agree = enroll_image(image, layout, clf, name)
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
-    clf = TileClassifier(model or DEFAULT_MODEL)
-    res = clf.run(extract_crops(image, quads))
-    agree = float(
-        np.mean(
-            [
-                a == b or (b == "F" and a[:2] in ("FL", "SE"))
-                for a, b in zip(res.codes, codes, strict=True)
-            ]
-        )
-    )
     meta = {
         "photo": str(photo),
         "classifier_sha256": sha256_of(clf.path),
         "base_agreement": round(agree, 3),
     }
-    folder = save_tileset(
-        TileSet(name, layout, tuple(codes), res.embeddings, meta), extract_crops(image, quads), root
-    )
-    print(f"enrolled {len(codes)} tiles as {name!r} in {folder}")
+    folder = save_tileset(replace(tileset, meta=meta), crops, root)
+    print(f"enrolled {len(tileset.codes)} tiles as {name!r} in {folder}")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print(
