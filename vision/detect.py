@@ -94,9 +94,17 @@ def quad_iou_boxes(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def decode(
-    peaks: FloatArray, reg: FloatArray, threshold: float = 0.3, max_tiles: int = 300
+    peaks: FloatArray,
+    reg: FloatArray,
+    threshold: float = 0.3,
+    max_tiles: int = 300,
+    snap_deg: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:
-    """One image's model outputs (1, H, W) and (6, H, W) -> (quads in input pixels, scores)."""
+    """One image's model outputs (1, H, W) and (6, H, W) -> (quads in input pixels, scores).
+
+    ``snap_deg``: angles within this many degrees of a quarter turn are set to it exactly (most
+    tiles lie square to the camera; a small angle error would widen their boxes).
+    """
     heat = peaks[0]
     ys, xs = np.nonzero(heat >= threshold)
     score = heat[ys, xs]
@@ -109,6 +117,9 @@ def decode(
     short = np.exp(np.clip(r[2], -3, 6)) * STRIDE
     long = np.exp(np.clip(r[3], -3, 6)) * STRIDE
     theta = np.arctan2(r[5], r[4]) / 2
+    if snap_deg > 0:
+        quarter = np.round(theta / (np.pi / 2)) * (np.pi / 2)
+        theta = np.where(np.abs(theta - quarter) < np.radians(snap_deg), quarter, theta)
     quads = rect_quads(cx, cy, short, np.maximum(long, short), theta)
     return quads, score.astype(np.float32)
 
@@ -155,7 +166,9 @@ class TileLocalizer:
         input_long_side: int = 320,
         threshold: float = 0.3,
         threads: int = 2,
+        snap_deg: float = 0.0,
     ) -> None:
+        self.snap_deg = snap_deg
         self.model = OnnxModel(path, threads=threads, warmup_shape=(1, 3, 320, 320))
         self.input_long_side = input_long_side
         self.threshold = threshold
@@ -168,7 +181,7 @@ class TileLocalizer:
         s = self.scale_for(image_bgr.shape) if scale is None else scale
         batch, sx, sy = prepare(image_bgr, s)
         peaks, reg = self.model.run(batch)[:2]
-        quads, score = decode(peaks[0], reg[0], self.threshold)
+        quads, score = decode(peaks[0], reg[0], self.threshold, snap_deg=self.snap_deg)
         keep = suppress_overlaps(quads, score)
         quads, score = quads[keep], score[keep]
         quads = quads / np.array([sx, sy], np.float32)
