@@ -1,7 +1,8 @@
 """Make the bundled demo under ``calibration/demo/``: a rendered Siamese table, frame by frame.
 
-The story: racks dealt face down; discards arrive; player 2 exposes a pung; player 1 exposes a
-kong, then a second exposure on the same rack that no card hand can use (a wrong-rack exposure).
+The story: racks dealt face down; draws and discards; player 2 claims a discard and exposes a
+pung; player 1 claims one for a kong with a joker, then claims another onto the same rack as an
+exposure that no card hand can use beside the kong (a wrong-rack exposure).
 Between table states a "hand" crosses the view for one frame, so the motion gate has work.
 Writes ``frames/fNNN.jpg`` (1280x720) and ``readings.json`` (the true reading of every still
 frame, replayed by the live loop when the recognition models are missing).
@@ -47,24 +48,33 @@ def pick_wrong(card_path: Path | None) -> tuple[str, ...]:
 
 
 def story(wrong: tuple[str, ...]) -> list[Scene]:
-    def scene(p1a: tuple[tuple[str, ...], ...], p1b: int, p2a: tuple[tuple[str, ...], ...], p2b: int,
-              disc: tuple[str, ...]) -> Scene:
-        return Scene({"P1-A": RackScene(p1a, 14 - 4 * len(p1a) if p1a else 14), "P1-B": RackScene((), p1b),
-                      "P2-A": RackScene(p2a, 14), "P2-B": RackScene((), p2b)}, disc)
+    """Table states with consistent tile counts: 27 per player off-turn, 28 on-turn (East starts
+    with 28); exposures start from a claimed discard; racks B hold 13 concealed tiles."""
 
-    pung = ("N", "N", "N") if wrong != ("N", "N", "N") else ("E", "E", "E")
-    # (P1-A exposures, P1-B face down, P2-A exposures, P2-B face down, discards)
+    def scene(p1a: tuple[tuple[str, ...], ...], p2a: tuple[tuple[str, ...], ...],
+              totals: tuple[int, int], disc: tuple[str, ...]) -> Scene:
+        def rack_a(exps: tuple[tuple[str, ...], ...], total: int) -> RackScene:
+            return RackScene(exps, total - 13 - sum(map(len, exps)))
+
+        return Scene({"P1-A": rack_a(p1a, totals[0]), "P1-B": RackScene((), 13),
+                      "P2-A": rack_a(p2a, totals[1]), "P2-B": RackScene((), 13)}, disc)
+
+    pung = ("N", "N", "N") if wrong[0] != "N" else ("E", "E", "E")
+    both = (GOOD, wrong)
     return [
-        scene((), 14, (), 13, ()),
-        scene((), 13, (), 13, ("3C",)),  # player 1 (East) discards the 28th tile
-        scene((), 13, (), 14, ("3C",)),  # player 2 draws
-        scene((), 13, (), 13, ("3C", "W")),  # ... and discards
-        scene((), 13, (pung,), 11, ("3C", "W")),  # player 2 claims and exposes
-        scene((), 13, (pung,), 10, ("3C", "W", "7B")),
-        scene((GOOD,), 10, (pung,), 10, ("3C", "W", "7B")),
-        scene((GOOD,), 9, (pung,), 10, ("3C", "W", "7B", "2B")),
-        scene((GOOD, wrong), 6, (pung,), 10, ("3C", "W", "7B", "2B")),
-        scene((GOOD, wrong), 5, (pung,), 10, ("3C", "W", "7B", "2B", "9C")),
+        scene((), (), (28, 27), ()),
+        scene((), (), (27, 27), ("3C",)),  # player 1 (East) discards the 28th tile
+        scene((), (), (27, 28), ("3C",)),  # player 2 draws
+        scene((), (), (27, 27), ("3C", "W")),  # ... and discards
+        scene((), (), (28, 27), ("3C", "W")),  # player 1 draws
+        scene((), (), (27, 27), ("3C", "W", pung[0])),  # ... and discards
+        scene((), (pung,), (27, 28), ("3C", "W")),  # player 2 claims it and exposes a pung
+        scene((), (pung,), (27, 27), ("3C", "W", GOOD[0])),
+        scene((GOOD,), (pung,), (28, 27), ("3C", "W")),  # player 1 claims: a kong with a joker
+        scene((GOOD,), (pung,), (27, 27), ("3C", "W", "2B")),
+        scene((GOOD,), (pung,), (27, 27), ("3C", "W", "2B", wrong[0])),  # player 2 draws, discards
+        scene(both, (pung,), (28, 27), ("3C", "W", "2B")),  # claimed onto the wrong rack
+        scene(both, (pung,), (27, 27), ("3C", "W", "2B", "9C")),
     ]
 
 
