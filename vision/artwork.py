@@ -30,7 +30,7 @@ from companion.rules.tiles import ALL_CODES, CHINESE_FLOWERS, SEASONS
 
 Image = npt.NDArray[np.uint8]
 FACE_H, FACE_W = 96, 72
-CACHE_VERSION = "v1"
+CACHE_VERSION = "v2"
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -141,9 +141,11 @@ _KM_IDS: dict[str, str] = {
     "S": "WIND_2",
     "E": "WIND_3",
     "W": "WIND_4",
-    "RD": "DRAGON_1",
+    # kmahjongg dragons: DRAGON_1 is the white dragon, DRAGON_3 the red (checked by rendering
+    # default, classic and traditional)
+    "RD": "DRAGON_3",
     "GD": "DRAGON_2",
-    "WD": "DRAGON_3",
+    "WD": "DRAGON_1",
     **{f"FL{i}": f"FLOWER_{i}" for i in range(1, 5)},
     **{f"SE{i}": f"SEASON_{i}" for i in range(1, 5)},
 }
