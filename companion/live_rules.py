@@ -53,7 +53,8 @@ class RackRules:
     def _open_uncached(self, exposures: Exposures, limit: int) -> tuple[dict[str, Any], ...]:
         names = {h.id: h for h in self.card.hands}
         out = []
-        for n in nearest(self.card, [t for e in exposures for t in e], [list(e) for e in exposures], limit):
+        # the camera sees only the exposures: no concealed tiles are known, so ``tiles`` is empty
+        for n in nearest(self.card, [], [list(e) for e in exposures], limit):
             hand = names.get(n.hand_id)
             out.append({"hand": n.hand_id, "name": hand.name if hand else n.hand_id,
                         "value": hand.value if hand else None, "missing": n.missing})
