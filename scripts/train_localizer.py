@@ -271,8 +271,11 @@ def make_targets(
 class Source:
     """Training samples: augmented photos, plus synthetic scenes when requested."""
 
-    def __init__(self, photos: list[PhotoSample], synth_frac: float, seed: int) -> None:
+    def __init__(
+        self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2
+    ) -> None:
         self.photos = photos
+        self.band = band
         self.quads = [photo_quads(s) for s in photos]
         self.loose = [loose_boxes(s.boxes) for s in photos]
         self.synth_frac = synth_frac
@@ -291,7 +294,7 @@ class Source:
             i = int(rng.integers(len(self.photos)))
             loose = bool(self.loose[i])
             img = cv2.imread(str(self.photos[i].image_path))
-            img, quads = augment(img, self.quads[i], rng)
+            img, quads = augment(img, self.quads[i], rng, self.band)
         kept, ignored = keep_visible(quads)
         heat, reg, mask, weight = make_targets(kept, ignored)
         mask = np.stack([mask, mask * (0.0 if loose else 1.0)])
@@ -384,24 +387,76 @@ def export_onnx(net: LocNet, path: Path) -> None:
     print(f"exported {path} sha256 {digest}")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--out", type=Path, default=REPO / "runs" / "loc")
-    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--epochs", type=int, default=12, help="length of the learning-rate schedule")
+    ap.add_argument("--stop-epoch", type=int, help="stop (and export) after this epoch")
     ap.add_argument("--steps", type=int, default=150, help="batches per epoch")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--synth", type=float, default=0.0, help="fraction of synthetic scenes")
+    ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
     ap.add_argument("--export-only", action="store_true")
     ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume")
     ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--recipe",
+        action="store_true",
+        help="the committed model's three stages, into OUT/stage1..3",
+    )
+    return ap.parse_args(argv)
 
+
+def recipe(args: argparse.Namespace) -> None:
+    """Stage 1: photos only (7 of a 12-epoch schedule); stage 2: + band stretches and 25%
+    synthetic scenes (11 epochs); stage 3: the same at a lower rate (4 epochs).  Each stage
+    resumes from its own checkpoint."""
+    out, export = args.out, args.export
+    stages = [
+        ["--epochs", "12", "--stop-epoch", "7", "--band", "0", "--seed", str(args.seed)],
+        [
+            "--epochs",
+            "11",
+            "--synth",
+            "0.25",
+            "--seed",
+            str(args.seed + 1),
+            "--init",
+            str(out / "stage1" / "last.pt"),
+        ],
+        [
+            "--epochs",
+            "4",
+            "--lr",
+            "1e-3",
+            "--synth",
+            "0.25",
+            "--seed",
+            str(args.seed + 2),
+            "--init",
+            str(out / "stage2" / "last.pt"),
+        ],
+    ]
+    for i, extra in enumerate(stages, 1):
+        dest = export if i == len(stages) else out / f"stage{i}" / "localizer.onnx"
+        train(parse_args([*extra, "--out", str(out / f"stage{i}"), "--export", str(dest)]))
+
+
+def main() -> None:
+    args = parse_args()
+    if args.recipe:
+        recipe(args)
+    else:
+        train(args)
+
+
+def train(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
@@ -434,10 +489,10 @@ def main() -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
-    source = Source(load_split("train"), args.synth, args.seed)
+    source = Source(load_split("train"), args.synth, args.seed, args.band)
     val = load_split("valid")[: args.eval_photos]
     net.train()
-    for epoch in range(start, args.epochs):
+    for epoch in range(start, args.stop_epoch or args.epochs):
         t0 = time.time()
         sums = np.zeros(3)
         for step in range(args.steps):
