@@ -285,6 +285,12 @@ def main() -> None:
         print(
             f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
         )
+        seen = sum(am.confusion.values())
+        right = sum(k for (tc, pc), k in am.confusion.items() if tc == pc)
+        print(
+            f"  localised {seen / max(sum(am.per_truth.values()), 1):.4f} of tiles; "
+            f"read right {right / max(seen, 1):.4f} of those"
+        )
         for code, n, r, _, _, top in am.class_rows():
             print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  {top}")
 
