@@ -90,7 +90,10 @@ def quad_iou_boxes(a: FloatArray, b: FloatArray) -> FloatArray:
     inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    return (inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-6)).astype(np.float32)
+    iou: FloatArray = (inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-6)).astype(
+        np.float32
+    )
+    return iou
 
 
 def decode(
@@ -184,5 +187,5 @@ class TileLocalizer:
         quads, score = decode(peaks[0], reg[0], self.threshold, snap_deg=self.snap_deg)
         keep = suppress_overlaps(quads, score)
         quads, score = quads[keep], score[keep]
-        quads = quads / np.array([sx, sy], np.float32)
-        return Localized(quads.astype(np.float32), score)
+        scaled = (quads / np.array([sx, sy], np.float32)).astype(np.float32)
+        return Localized(scaled, score)

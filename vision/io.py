@@ -86,9 +86,9 @@ def check_image(img: npt.NDArray[np.generic], name: str = "<array>") -> ImageArr
     if img.dtype != np.uint8:
         raise ImageLoadError(name, f"expected uint8 pixels, got {img.dtype}")
     if img.ndim == 2:
-        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)  # type: ignore[arg-type]
     elif img.ndim == 3 and img.shape[2] == 4:
-        img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)
+        img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)  # type: ignore[arg-type]
     if img.ndim != 3 or img.shape[2] != 3:
         raise ImageLoadError(name, f"expected an HxWx3 image, got shape {img.shape}")
     h, w = img.shape[:2]
@@ -96,7 +96,7 @@ def check_image(img: npt.NDArray[np.generic], name: str = "<array>") -> ImageArr
         raise ImageLoadError(name, f"image is {w}x{h}, larger than {MAX_PIXELS} pixels")
     if h < 8 or w < 8:
         raise ImageLoadError(name, f"image is {w}x{h}, too small")
-    return np.ascontiguousarray(img)  # type: ignore[return-value]
+    return np.ascontiguousarray(img)
 
 
 def load_image(path: str | Path) -> ImageArray:
