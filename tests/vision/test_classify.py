@@ -53,7 +53,9 @@ def test_real_photo_tiles_read_right(clf: TileClassifier, name: str) -> None:
 def test_artwork_tiles_read_right(clf: TileClassifier) -> None:
     faces = tile_faces("km-traditional")
     codes = list(faces)
-    crops = np.stack([cv2.resize(faces[c][0], (CROP_W, CROP_H), interpolation=cv2.INTER_AREA) for c in codes])
+    crops = np.stack(
+        [cv2.resize(faces[c][0], (CROP_W, CROP_H), interpolation=cv2.INTER_AREA) for c in codes]
+    )
     got = clf.classify(crops)[0]
     right = sum(a == b for a, b in zip(got, codes, strict=True))
     assert right >= 0.9 * len(codes), [(a, b) for a, b in zip(got, codes, strict=True) if a != b]

@@ -72,16 +72,22 @@ def test_enroll_round_trip_on_a_synthetic_grid_photo(tmp_path: Path) -> None:
     assert right > sum(a == b for a, b in zip(base.codes, truth, strict=True))
 
 
-def test_blank_photo_is_refused_with_exit_code_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_blank_photo_is_refused_with_exit_code_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     blank = tmp_path / "blank.png"
     cv2.imwrite(str(blank), np.full((300, 400, 3), 90, np.uint8))
-    code = main(["enroll", "--name", "x", str(blank), "--root", str(tmp_path), "--model", str(MODEL)])
+    code = main(
+        ["enroll", "--name", "x", str(blank), "--root", str(tmp_path), "--model", str(MODEL)]
+    )
     assert code == 3
     assert "expected 37 tiles" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 
-def test_wrong_layout_count_and_unreadable_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_layout_count_and_unreadable_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     photo, _, _ = _holdout_grid(tmp_path)
     root = ["--root", str(tmp_path / "sets"), "--model", str(MODEL)]
     assert main(["enroll", "--name", "x", str(photo), "--layout", "american", *root]) == 3
