@@ -415,37 +415,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def recipe(args: argparse.Namespace) -> None:
     """Stage 1: photos only (7 of a 12-epoch schedule); stage 2: + band stretches and 25%
-    synthetic scenes (11 epochs); stage 3: the same at a lower rate (4 epochs).  Each stage
-    resumes from its own checkpoint."""
-    out, export = args.out, args.export
+    synthetic scenes (11 epochs); stage 3: the same at lr 1e-3 (4 epochs).  Each stage starts
+    from the previous one and resumes from its own checkpoint.  (A fourth stage at lr 5e-4 was
+    tried and measured no better: boxes-only F1 0.912 against 0.913.)"""
+    out, export, seed = args.out, args.export, args.seed
+    synth = ["--synth", "0.25"]
     stages = [
-        ["--epochs", "12", "--stop-epoch", "7", "--band", "0", "--seed", str(args.seed)],
-        [
-            "--epochs",
-            "11",
-            "--synth",
-            "0.25",
-            "--seed",
-            str(args.seed + 1),
-            "--init",
-            str(out / "stage1" / "last.pt"),
-        ],
-        [
-            "--epochs",
-            "4",
-            "--lr",
-            "1e-3",
-            "--synth",
-            "0.25",
-            "--seed",
-            str(args.seed + 2),
-            "--init",
-            str(out / "stage2" / "last.pt"),
-        ],
+        ["--epochs", "12", "--stop-epoch", "7", "--band", "0"],
+        ["--epochs", "11", *synth],
+        ["--epochs", "4", "--lr", "1e-3", *synth],
     ]
     for i, extra in enumerate(stages, 1):
         dest = export if i == len(stages) else out / f"stage{i}" / "localizer.onnx"
-        train(parse_args([*extra, "--out", str(out / f"stage{i}"), "--export", str(dest)]))
+        init = ["--init", str(out / f"stage{i - 1}" / "last.pt")] if i > 1 else []
+        argv = [*extra, *init, "--seed", str(seed + i - 1), "--out", str(out / f"stage{i}")]
+        train(parse_args([*argv, "--export", str(dest)]))
 
 
 def main() -> None:
