@@ -50,7 +50,10 @@ class Corrections:
                 del self._by_tile[(name, index)]  # the tile moved: forget its correction
                 continue
             zones[name] = _replace_tile(z, index, code)
-        return replace(obs, zones=zones)
+        # a rack whose every uncertain tile was corrected by the player can be judged again
+        cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
+        flags = tuple(f for f in obs.flags if not (f.kind == "unreadable" and f.zone in cleared))
+        return replace(obs, zones=zones, flags=flags)
 
     def to_json(self) -> list[list[Any]]:
         return [[z, i, raw, code] for (z, i), (raw, code) in self._by_tile.items()]
@@ -70,7 +73,8 @@ def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
             out.append(tuple(tiles[pos:pos + len(e)]))
             pos += len(e)
         exposures = tuple(out)
-    return replace(z, tiles=tuple(tiles), exposures=exposures)
+    uncertain = tuple(i for i in z.uncertain if i != index)  # the player's word is certain
+    return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain)
 
 
 class LiveGame:

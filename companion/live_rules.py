@@ -67,6 +67,8 @@ class RackRules:
         for name, z in sorted(obs.zones.items()):
             if z.kind != "rack" or not z.exposures or obs.mahjong.get(name):
                 continue
+            if z.uncertain or ("unreadable", name) in have:
+                continue  # never call a hand dead on a reading too uncertain to judge
             try:
                 dead, reason = self._viability(tuple(tuple(e) for e in z.exposures))
             except ValueError as exc:  # a misread tile code becomes a flag, not a crash

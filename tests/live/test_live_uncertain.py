@@ -1,0 +1,46 @@
+"""Never a dead hand on an uncertain reading; a player's correction makes the rack judgeable again."""
+
+from __future__ import annotations
+
+from companion.live_game import LiveGame
+from companion.live_rules import DEFAULT_CARD, RackRules
+from companion.table import Flag, TableObservation, ZoneReading
+
+# a kong of East and a pung of red dragons: on the shipped card, no hand uses both
+DEAD = (("E", "E", "E", "E"), ("RD", "RD", "RD"))
+
+
+def _rack(exposures: tuple[tuple[str, ...], ...], uncertain: tuple[int, ...] = ()) -> TableObservation:
+    tiles = tuple(t for e in exposures for t in e)
+    zone = ZoneReading("P1-A", "rack", tiles, exposures, face_down=20, player=1, hand="A",
+                       uncertain=uncertain)
+    flags = (Flag("unreadable", "P1-A", "too uncertain"),) if uncertain else ()
+    return TableObservation({"P1-A": zone}, "fresh", flags)
+
+
+def _kinds(obs: TableObservation) -> list[str]:
+    return sorted(f.kind for f in obs.flags)
+
+
+def test_dead_exposure_is_flagged_when_read_with_confidence() -> None:
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    assert _kinds(rules.flags(_rack(DEAD))) == ["wrong_rack"]
+
+
+def test_uncertain_rack_is_never_called_dead() -> None:
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    assert _kinds(rules.flags(_rack(DEAD, uncertain=(5,)))) == ["unreadable"]
+
+
+def test_correcting_the_uncertain_tile_lets_the_rules_judge() -> None:
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    game = LiveGame(checker=rules.flags)
+    game.observe(_rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,)))
+    assert game.last is not None and _kinds(game.last) == ["unreadable"]
+    game.correct("P1-A", 5, "RD")
+    game.reapply()
+    assert game.last.zones["P1-A"].uncertain == ()
+    assert _kinds(game.last) == ["wrong_rack"]
