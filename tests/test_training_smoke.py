@@ -1,0 +1,42 @@
+"""A few-step smoke run of each training script (the only training CI does).
+
+The scripts import torch, so they run in a subprocess: nothing under tests/ imports torch. Each
+run must train, checkpoint and export an ONNX model that our runtime loads and runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.runtime import OnnxModel
+
+REPO = Path(__file__).resolve().parents[1]
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed (pip install -e '.[train]')"
+)
+
+
+def _run(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    res = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=timeout)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    return res
+
+
+@needs_torch
+def test_localizer_training_smoke(tmp_path: Path) -> None:
+    onnx = tmp_path / "loc.onnx"
+    _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
+          "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1"])
+    assert list((tmp_path / "run").glob("*.pt")), "no checkpoint written"
+    outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
+    assert outs and all(np.isfinite(o).all() for o in outs)
+    assert outs[0].shape[-2:] == (80, 80)  # stride-4 heatmap
