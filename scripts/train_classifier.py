@@ -95,6 +95,20 @@ def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray,
     return x, labels
 
 
+def table_pool(seed: int, frames: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached."""
+    path = C.cache_path(f"table_s{seed}_f{frames}.npz")
+    if path.is_file():
+        with np.load(path) as d:
+            return d["x"], d["y"]
+    from scripts.table_crops import table_crops
+
+    x, y = table_crops(seed, frames, workers)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=y)
+    return x, y
+
+
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
     path = C.cache_path(f"photos_{split}_pad{C.PAD}.npz")
     if path.is_file():
@@ -185,9 +199,16 @@ def train(args: argparse.Namespace) -> None:
     px, py = photo_set("train")
     vx, vy = photo_set("valid")
     vx = centre_crops(vx)
-    sx, sy = synth_pool(args.seed, args.synth_per_class)
+    sx, sy = synth_pool(args.synth_seed or args.seed, args.synth_per_class)
+    tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+    ty = np.zeros(0, np.int64)
+    if args.table_crops:
+        tx, ty = table_pool(args.seed, args.table_crops)
+        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10))
+        sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
     print(
-        f"data: {len(px)} photo tiles, {len(sx)} synthetic crops, {len(vx)} valid ({time.time() - t0:.0f}s)",
+        f"data: {len(px)} photo tiles, {len(sx)} synthetic crops ({len(tx)} from table frames), "
+        f"{len(vx)} valid ({time.time() - t0:.0f}s)",
         flush=True,
     )
     net = TileNet()
@@ -212,6 +233,7 @@ def train(args: argparse.Namespace) -> None:
     for epoch in range(start, args.epochs):
         run_epoch(net, opt, sched, px, py, sx, sy, args, epoch)
         acc = evaluate(net, vx, vy)
+        table_acc = f", table crops {evaluate(net, tvx, tvy):.4f}" if args.table_crops else ""
         _checkpoint(
             ckpt,
             model=net.state_dict(),
@@ -220,7 +242,7 @@ def train(args: argparse.Namespace) -> None:
             epoch=epoch,
         )
         print(
-            f"epoch {epoch}: valid photo crop accuracy {acc:.4f} ({time.time() - t0:.0f}s)",
+            f"epoch {epoch}: valid photo crop accuracy {acc:.4f}{table_acc} ({time.time() - t0:.0f}s)",
             flush=True,
         )
     export(
@@ -284,6 +306,11 @@ def main() -> None:
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--synth-per-class", type=int, default=600)
+    p.add_argument("--synth-seed", type=int, default=0,
+                   help="seed of the synthetic pool (default: --seed; reuse a cached pool)")
+    p.add_argument("--table-crops", type=int, default=0,
+                   help="add crops cut from this many rendered whole-table frames (scripts/table_crops.py); "
+                        "a tenth as many frames of another seed are the table validation")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
     p.add_argument("--max-batches", type=int, default=0, help="debug: stop each epoch early")

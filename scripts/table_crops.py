@@ -1,0 +1,130 @@
+"""Table-scale training crops for the classifier: rendered whole-table frames, cut as the pipeline cuts.
+
+    python -m scripts.table_crops --frames 40 --seed 1 --show runs/table_crops.png
+
+Each frame is a seeded Siamese table from :func:`vision.render.render_table` (a phone at a table
+edge, 1280x720 or 1920x1080, tiles 12-35 px across) with faces from one of three sources: every
+training artwork style merged (the held-out style :data:`vision.artwork.HOLDOUT_STYLE` never),
+the American synthetic style alone, or real photographed tiles from tiles-photos-v4 ``train/``
+(never ``valid/``, which is the benchmark).  The renderer's true quads are disturbed the way the
+localiser's are (turned into the rotated rectangle around the face half the time, scaled
++-10%, shifted and bent by a few pixels) and cut with :func:`vision.classify.extract_crops` on
+the full frame, exactly as :class:`vision.pipeline.TileRecognizer` does.  Tiles whose code the
+face source lacks (drawn by the renderer's fallback, a printed label) are left out, and three
+backs in four (a third of a table's tiles are backs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import ALL_CODES, AMERICAN, CHINESE
+from vision.classify import extract_crops
+from vision.detect import quad_params, rect_quads
+from vision.render import Faces, random_scene, random_view, real_crops, render_table
+
+REPO = Path(__file__).resolve().parents[1]
+SIZES = ((1280, 720), (1920, 1080))
+SOURCES = ("artwork", "american", "photos")
+
+
+@cache
+def _faces(source: str) -> Faces:
+    from vision.artwork import tile_faces
+
+    if source == "artwork":
+        return tile_faces()
+    if source == "american":
+        return tile_faces("american-synth")
+    if source == "photos":
+        return real_crops(per_code=40, split="train")
+    raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES)})")
+
+
+def jitter_quads(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    """True face quads -> quads with the localiser's typical error (rectangle, scale, shift, bend)."""
+    q = np.asarray(quads, np.float32).copy()
+    n = len(q)
+    if n == 0:
+        return q
+    rect = rng.random(n) < 0.5
+    if rect.any():
+        p = quad_params(q[rect])
+        p[:, 2:4] *= rng.uniform(0.95, 1.1, (int(rect.sum()), 1))  # the body, a little wider
+        q[rect] = rect_quads(p[:, 0], p[:, 1], p[:, 2], p[:, 3], p[:, 4])
+    c = q.mean(axis=1, keepdims=True)
+    size = np.linalg.norm(q[:, 1] - q[:, 0], axis=1)[:, None, None]  # the tile's width in px
+    scale = rng.uniform(0.9, 1.1, (n, 1, 1)) * np.exp(rng.normal(0, 0.04, (n, 1, 2)))
+    shift = rng.normal(0, 0.08, (n, 1, 2)) * size
+    bend = rng.normal(0, 0.03, (n, 4, 2)) * size
+    return ((q - c) * scale + c + shift + bend).astype(np.float32)
+
+
+def frame_crops(seed: int, source: str) -> tuple[npt.NDArray[np.uint8], list[str]]:
+    """One rendered table's crops and their codes."""
+    from vision.layout import load_layout
+
+    rng = np.random.default_rng(seed + 15485863)
+    layout = load_layout("siamese-2")
+    tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
+    scene = random_scene(layout, seed, tileset)
+    faces = _faces(source)
+    size = SIZES[int(rng.integers(len(SIZES)))]
+    r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces)
+    # backs are a third of a table's tiles: keep a quarter of them
+    keep = [t for t in r.tiles if t.code in faces and (t.code != "BK" or rng.random() < 0.25)]
+    if not keep:
+        return np.zeros((0, 64, 48, 3), np.uint8), []
+    quads = jitter_quads(np.asarray([t.quad_px for t in keep], np.float32), rng)
+    return extract_crops(r.image, quads), [t.code for t in keep]
+
+
+def _job(job: tuple[int, str]) -> tuple[npt.NDArray[np.uint8], list[str]]:
+    return frame_crops(*job)
+
+
+def table_crops(seed: int, frames: int, workers: int = 2) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Crops from ``frames`` rendered tables (face sources in turn) and their class indices."""
+    jobs = [(seed * 100003 + i, SOURCES[i % len(SOURCES)]) for i in range(frames)]
+    if workers > 1:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            parts = pool.map(_job, jobs)
+    else:
+        parts = [_job(j) for j in jobs]
+    x = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 64, 48, 3), np.uint8)
+    y = np.array([ALL_CODES.index(c) for p in parts for c in p[1]], np.int64)
+    return x, y
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--frames", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--show", type=Path, default=None, help="write a grid of the first crops here")
+    args = ap.parse_args()
+    x, y = table_crops(args.seed, args.frames, args.workers)
+    counts = np.bincount(y, minlength=len(ALL_CODES))
+    print(f"{len(x)} crops from {args.frames} frames; per class: "
+          + " ".join(f"{c}:{n}" for c, n in zip(ALL_CODES, counts, strict=True) if n))
+    if args.show is not None:
+        import cv2
+
+        n = min(len(x), 160)
+        cols = 20
+        grid = np.zeros((((n + cols - 1) // cols) * 64, cols * 48, 3), np.uint8)
+        for i in range(n):
+            grid[(i // cols) * 64 : (i // cols + 1) * 64, (i % cols) * 48 : (i % cols + 1) * 48] = x[i]
+        args.show.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(args.show), grid)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
