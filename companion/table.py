@@ -32,6 +32,8 @@ __all__ = [
 ]
 MIN_CONFIDENCE = 0.6
 """Reads below this confidence are ``uncertain``: shown, never used to call a hand dead."""
+TILE_MM = (24.0, 32.0)
+"""A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
 
 
 class Recognizer(Protocol):
@@ -119,6 +121,7 @@ class TableReader:
         self.calibrator = Calibrator.for_layout(layout, fixed=calibration)
         self.min_confidence = min_confidence
         self._mj_jokers: dict[str, int] = {}
+        self._takes_tile_px: bool | None = None
 
     def read(self, frame: npt.NDArray[np.uint8], detections: Detections | None = None) -> TableObservation:
         """Read one frame; ``detections`` skips the recogniser (already run, or replayed)."""
@@ -142,15 +145,51 @@ class TableReader:
         x1, y1 = np.ceil(img.max(axis=0)).astype(int)
         return max(0, x0), max(0, y0), min(int(shape[1]), x1), min(int(shape[0]), y1)
 
+    def tile_px(self, calibration: Calibration) -> float:
+        """The expected tile width in image pixels at the zones (geometric mean over the zones).
+
+        A tile's face (:data:`TILE_MM`) at each zone's centre is mapped to the image; its width is
+        the square root of its image area over the face's aspect, so a tile seen in perspective
+        or turned still counts by its size.
+        """
+        w, h = TILE_MM
+        sizes = []
+        for z in self.layout.zones:
+            c = np.asarray(z.polygon_mm, np.float64).mean(axis=0)
+            face = c + np.array([[-w, -h], [w, -h], [w, h], [-w, h]], np.float64) / 2
+            q = calibration.to_image(face.astype(np.float32)).astype(np.float64)
+            x, y = q[:, 0], q[:, 1]
+            area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+            sizes.append(np.sqrt(area * w / h))
+        return float(np.exp(np.mean(np.log(np.maximum(sizes, 1e-3)))))
+
+    def _detect(self, image: npt.NDArray[np.uint8], tile_px: float) -> Detections:
+        assert self.recognizer is not None
+        if self._takes_tile_px is None:
+            import inspect
+
+            try:
+                params = inspect.signature(self.recognizer.detect).parameters
+                self._takes_tile_px = "tile_px" in params
+            except (TypeError, ValueError):
+                self._takes_tile_px = False
+        if self._takes_tile_px:
+            return self.recognizer.detect(image, tile_px=tile_px)  # type: ignore[call-arg]
+        return self.recognizer.detect(image)
+
     def _detect_in_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration) -> Detections:
-        """Recognition on the part of the frame that holds the zones only; quads in frame pixels."""
+        """Recognition on the part of the frame that holds the zones only; quads in frame pixels.
+
+        A recogniser whose ``detect`` takes ``tile_px`` is told the expected tile width there.
+        """
         assert self.recognizer is not None
         x0, y0, x1, y1 = self.zones_box(calibration, frame.shape)
         if x1 - x0 < 32 or y1 - y0 < 32:
             return Detections.empty()
+        tile_px = self.tile_px(calibration)
         if (x0, y0, x1, y1) == (0, 0, frame.shape[1], frame.shape[0]):
-            return self.recognizer.detect(frame)
-        det = self.recognizer.detect(np.ascontiguousarray(frame[y0:y1, x0:x1]))
+            return self._detect(frame, tile_px)
+        det = self._detect(np.ascontiguousarray(frame[y0:y1, x0:x1]), tile_px)
         shift = np.array([x0, y0], np.float32)
         return Detections(det.boxes + np.tile(shift, 2), det.quads + shift, det.codes, det.confidence,
                           det.embeddings, dict(det.meta, crop=[x0, y0, x1, y1]))

@@ -235,8 +235,10 @@ def main() -> int:
     ap.add_argument("--sizes", default="1280x720,1920x1080")
     ap.add_argument("--input-long-side", type=int, default=None,
                     help="the localiser's input long side (default: the recogniser's own choice)")
+    ap.add_argument("--models", type=Path, default=REPO / "models",
+                    help="folder with localizer.onnx and classifier.onnx (default: models/)")
     args = ap.parse_args()
-    models = REPO / "models"
+    models = args.models
     use_model = args.recognizer == "model" or (
         args.recognizer == "auto" and (models / "localizer.onnx").is_file() and (models / "classifier.onnx").is_file()
     )

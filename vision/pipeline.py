@@ -33,12 +33,31 @@ def auto_long_side(shape: tuple[int, ...]) -> int:
     return int(min(max(long // 2, min(long, 320)), 640))
 
 
+TARGET_TILE_PX = 20.0
+"""The tile width (short side) the localiser sees best at its input: it is trained on tiles
+10-42 px across in synthetic scenes and 12-65 px in photos (``scripts/synth_scenes.py``);
+on rendered table frames 20 px found as many tiles as 24 px, at 0.7 of the pixels."""
+MAX_INPUT_SIDE = 1280
+
+
+def scale_for_tile(tile_px: float, shape: tuple[int, ...], target: float = TARGET_TILE_PX) -> float:
+    """The localiser's resize factor that puts a tile ``tile_px`` wide at ``target`` px.
+
+    Kept within 0.25..2 and so that the input's long side stays within :data:`MAX_INPUT_SIDE`.
+    """
+    if not tile_px > 0:
+        raise ValueError(f"tile_px must be positive, got {tile_px!r}")
+    s = min(max(target / tile_px, 0.25), 2.0)
+    return float(min(s, MAX_INPUT_SIDE / max(shape[0], shape[1])))
+
+
 class TileRecognizer:
     """Localise, crop, classify: ``TileRecognizer().detect(image_bgr) -> Detections``.
 
     ``tileset``: the name of an enrolled set under ``calibration/tilesets/`` whose prototypes
     refine the classifier's reading.  ``input_long_side``: force the localiser's input size
-    (default: :func:`auto_long_side`).  ``min_objectness``: drop weaker localiser peaks.
+    (default: :func:`auto_long_side`, or from ``detect``'s ``tile_px``: tiles are then resized
+    to ``target_tile_px`` wide).  ``min_objectness``: drop weaker localiser peaks.
     """
 
     def __init__(
@@ -48,6 +67,7 @@ class TileRecognizer:
         input_long_side: int | None = None,
         min_objectness: float = 0.3,
         threads: int = 2,
+        target_tile_px: float = TARGET_TILE_PX,
     ) -> None:
         from vision.classify import TileClassifier
 
@@ -61,14 +81,25 @@ class TileRecognizer:
         if tileset is not None:
             self.prototypes = load_prototypes(tileset, self.classifier.classes)
         self.input_long_side = input_long_side
+        self.target_tile_px = target_tile_px
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
 
-    def detect(self, image_bgr: npt.NDArray[np.uint8], name: str = "<frame>") -> Detections:
-        """Every tile in one BGR image, in its pixel coordinates; ``meta['ms']`` is the time."""
+    def detect(
+        self, image_bgr: npt.NDArray[np.uint8], name: str = "<frame>", tile_px: float | None = None
+    ) -> Detections:
+        """Every tile in one BGR image, in its pixel coordinates; ``meta['ms']`` is the time.
+
+        ``tile_px``: the expected tile width in image pixels (a table reader knows it from its
+        homography); the localiser's input is then scaled to suit it (:func:`scale_for_tile`)
+        unless ``input_long_side`` was forced.
+        """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
-        long_side = self.input_long_side or auto_long_side(img.shape)
-        loc = self.localizer.localize(img, scale=long_side / max(img.shape[:2]))
+        if self.input_long_side is None and tile_px is not None:
+            scale = scale_for_tile(tile_px, img.shape, self.target_tile_px)
+        else:
+            scale = (self.input_long_side or auto_long_side(img.shape)) / max(img.shape[:2])
+        loc = self.localizer.localize(img, scale=scale)
         if len(loc) == 0:
             d = Detections.empty()
             return Detections(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from table_helpers import CARD, exps, flags_of, player, read, table, tile_index
 
 from companion.table import TableReader
@@ -137,3 +138,27 @@ def test_recognition_runs_on_the_zones_only_and_maps_back() -> None:
     obs = reader.read(r.image)
     assert seen and seen[0][0] * seen[0][1] < 0.9 * 1280 * 720
     assert obs.zones["P1-A"].exposures == exps("8C 8C J") and obs.flags == ()
+
+
+def test_recogniser_is_told_the_tile_size_from_the_homography() -> None:
+    from vision.render import TILE_W_MM
+
+    r = table(player("P1", exps("8C 8C J")))
+    truth = r.detections()
+    told: list[float] = []
+
+    class Sized:
+        """A recogniser that takes ``tile_px`` and records it."""
+
+        def detect(self, image: object, tile_px: float | None = None) -> object:
+            assert tile_px is not None
+            told.append(tile_px)
+            x0, y0 = reader.zones_box(reader.calibrator.last, r.image.shape)[:2]  # type: ignore[arg-type]
+            return type(truth)(truth.boxes - [x0, y0, x0, y0], truth.quads - [x0, y0], truth.codes, truth.confidence)
+
+    reader = TableReader(r.layout, Sized(), card=CARD)
+    obs = reader.read(r.image)
+    widths = [float(np.linalg.norm(np.subtract(t.quad_px[1], t.quad_px[0]))) for t in r.tiles]
+    assert TILE_W_MM == 24.0 and len(told) == 1
+    assert min(widths) * 0.8 <= told[0] <= max(widths) * 1.25  # the rendered tiles' width, give or take perspective
+    assert obs.zones["P1-A"].exposures == exps("8C 8C J")

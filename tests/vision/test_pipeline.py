@@ -102,3 +102,14 @@ def test_detect_command_prints_one_json_line_per_image() -> None:
         assert set(tile) == {"code", "box", "quad", "confidence"}
         assert len(tile["quad"]) == 4 and 0 <= tile["confidence"] <= 1
         assert all(0 <= v <= 640 + 5 for v in tile["box"])
+
+
+def test_scale_for_tile_puts_tiles_at_the_target_width() -> None:
+    from vision.pipeline import MAX_INPUT_SIDE, TARGET_TILE_PX, scale_for_tile
+
+    assert scale_for_tile(TARGET_TILE_PX / 1.5, (400, 600, 3)) == pytest.approx(1.5)
+    assert scale_for_tile(TARGET_TILE_PX * 2, (400, 600, 3)) == pytest.approx(0.5)
+    assert scale_for_tile(1.0, (400, 600, 3)) == 2.0  # never enlarged past 2x
+    assert scale_for_tile(1.0, (1000, 1600, 3)) == pytest.approx(MAX_INPUT_SIDE / 1600)  # input size capped
+    with pytest.raises(ValueError, match="tile_px"):
+        scale_for_tile(0.0, (400, 600, 3))
