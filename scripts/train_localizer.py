@@ -268,11 +268,53 @@ def make_targets(
     return heat[None], reg, mask, weight
 
 
+class TablePool:
+    """Rendered whole-table frames (:mod:`vision.render`) cut into SIZE x SIZE training windows.
+
+    Each window is scaled so that the frame's median tile is about
+    :data:`vision.pipeline.TARGET_TILE_PX` wide (x0.7-1.4), as ``TableReader`` scales its input,
+    and centred near a random tile.  Faces: every training artwork style, the American style
+    alone, or real tiles from tiles-photos-v4 ``train/`` (``scripts/table_crops.py``).
+    """
+
+    def __init__(self, frames: int, seed: int) -> None:
+        from companion.rules.tiles import AMERICAN, CHINESE
+        from scripts.table_crops import SIZES, SOURCES, _faces
+        from vision.layout import load_layout
+        from vision.render import random_scene, random_view, render_table
+
+        layout = load_layout("siamese-2")
+        self.frames: list[tuple[np.ndarray, np.ndarray]] = []
+        for i in range(frames):
+            fs = seed * 7907 + i
+            rng = np.random.default_rng(fs)
+            source = SOURCES[i % len(SOURCES)]
+            tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
+            size = SIZES[int(rng.integers(len(SIZES)))]
+            r = render_table(layout, random_scene(layout, fs, tileset), seed=fs, view=random_view(fs, size),
+                             faces=_faces(source))
+            self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32)))
+
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        from vision.pipeline import TARGET_TILE_PX
+
+        img, quads = self.frames[int(rng.integers(len(self.frames)))]
+        short = float(np.median(quad_params(quads)[:, 2]))
+        s = TARGET_TILE_PX / max(short, 1.0) * math.exp(rng.uniform(math.log(0.7), math.log(1.4)))
+        c = quads[int(rng.integers(len(quads)))].mean(axis=0) + rng.normal(0, 60, 2)
+        m = np.array([[s, 0, SIZE / 2 - s * c[0]], [0, s, SIZE / 2 - s * c[1]]], np.float64)
+        out = cv2.warpAffine(img, m, (SIZE, SIZE), flags=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+        q = quads.reshape(-1, 2) @ m[:, :2].T + m[:, 2]
+        return colour_jitter(out, rng), q.reshape(-1, 4, 2).astype(np.float32)
+
+
 class Source:
-    """Training samples: augmented photos, plus synthetic scenes when requested."""
+    """Training samples: augmented photos, plus synthetic scenes and table frames when requested."""
 
     def __init__(
-        self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2
+        self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2,
+        table_frac: float = 0.0, table_frames: int = 60,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -284,9 +326,14 @@ class Source:
             from scripts.synth_scenes import SceneMaker
 
             self.synth = SceneMaker(seed=seed)
+        self.table_frac = table_frac
+        self.table = TablePool(table_frames, seed) if table_frac > 0 else None
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-        if self.synth is not None and rng.random() < self.synth_frac:
+        if self.table is not None and rng.random() < self.table_frac:
+            img, quads = self.table.sample(rng)
+            loose = False
+        elif self.synth is not None and rng.random() < self.synth_frac:
             sc = self.synth.scene(SIZE, SIZE, rng)
             img, quads = colour_jitter(sc.image, rng), sc.quads
             loose = False
@@ -399,6 +446,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--synth", type=float, default=0.0, help="fraction of synthetic scenes")
+    ap.add_argument("--table", type=float, default=0.0,
+                    help="fraction of windows cut from rendered whole-table frames (TablePool)")
+    ap.add_argument("--table-frames", type=int, default=60, help="rendered table frames in the pool")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
@@ -473,7 +523,7 @@ def train(args: argparse.Namespace) -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
-    source = Source(load_split("train"), args.synth, args.seed, args.band)
+    source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

@@ -38,6 +38,9 @@ TARGET_TILE_PX = 20.0
 10-42 px across in synthetic scenes and 12-65 px in photos (``scripts/synth_scenes.py``);
 on rendered table frames 20 px found as many tiles as 24 px, at 0.7 of the pixels."""
 MAX_INPUT_SIDE = 1280
+TABLE_LOCALIZER = "localizer-table.onnx"
+"""The localiser fine-tuned on rendered whole-table frames: used when ``detect`` gets ``tile_px``
+(a table reader), the photo localiser ``localizer.onnx`` otherwise (close-up photos)."""
 
 
 def scale_for_tile(tile_px: float, shape: tuple[int, ...], target: float = TARGET_TILE_PX) -> float:
@@ -75,6 +78,12 @@ class TileRecognizer:
         self.localizer = TileLocalizer(
             models / "localizer.onnx", threshold=min_objectness, threads=threads
         )
+        table = models / TABLE_LOCALIZER
+        self.table_localizer = (
+            TileLocalizer(table, threshold=min_objectness, threads=threads)
+            if table.is_file()
+            else self.localizer
+        )
         self.classifier = TileClassifier(models / "classifier.onnx", threads=threads)
         self.tileset = tileset
         self.prototypes: Any = None
@@ -91,15 +100,17 @@ class TileRecognizer:
 
         ``tile_px``: the expected tile width in image pixels (a table reader knows it from its
         homography); the localiser's input is then scaled to suit it (:func:`scale_for_tile`)
-        unless ``input_long_side`` was forced.
+        unless ``input_long_side`` was forced, and the table localiser
+        (``models/localizer-table.onnx``, fine-tuned on rendered table frames) runs if present.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
+        localizer = self.localizer if tile_px is None else self.table_localizer
         if self.input_long_side is None and tile_px is not None:
             scale = scale_for_tile(tile_px, img.shape, self.target_tile_px)
         else:
             scale = (self.input_long_side or auto_long_side(img.shape)) / max(img.shape[:2])
-        loc = self.localizer.localize(img, scale=scale)
+        loc = localizer.localize(img, scale=scale)
         if len(loc) == 0:
             d = Detections.empty()
             return Detections(
