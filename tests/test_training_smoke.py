@@ -40,3 +40,13 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
     outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
     assert outs and all(np.isfinite(o).all() for o in outs)
     assert outs[0].shape[-2:] == (80, 80)  # stride-4 heatmap
+
+
+@needs_torch
+def test_classifier_training_smoke(tmp_path: Path) -> None:
+    _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
+          "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    assert (tmp_path / "run" / "last.pt").is_file(), "no checkpoint written"
+    model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
+    logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
+    assert logits.shape[0] == emb.shape[0] == 3 and np.isfinite(logits).all()
