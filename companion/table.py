@@ -177,6 +177,12 @@ class TableReader:
             return self.recognizer.detect(image, tile_px=tile_px)  # type: ignore[call-arg]
         return self.recognizer.detect(image)
 
+    def recognize(self, frame: npt.NDArray[np.uint8], calibration: Calibration) -> Detections:
+        """The recogniser's detections in the zones of ``frame``, at the table's tile scale."""
+        if self.recognizer is None:
+            raise ValueError("TableReader has no recognizer: pass detections= or a recognizer")
+        return self._detect_in_zones(frame, calibration)
+
     def _detect_in_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration) -> Detections:
         """Recognition on the part of the frame that holds the zones only; quads in frame pixels.
 

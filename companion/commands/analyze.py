@@ -149,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
     if calibration.source == "markers-3":
         print("warning: calibrated from 3 markers; positions far from them may be off", file=sys.stderr)
     if detections is None:
-        detections = _recognizer(args).detect(image)
+        # the live loop's path: recognition on the zones, at the tile size the homography gives
+        reader.recognizer = _recognizer(args)
+        detections = reader.recognize(image, calibration)
     obs = reader.observe(detections, calibration, state)
     if args.annotate:
         out = annotate(image, detections, obs, layout, calibration, args.min_confidence)

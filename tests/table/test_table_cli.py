@@ -108,3 +108,18 @@ def test_markers_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["markers", "--out", str(tmp_path / "x.gif")]) == 2
     assert ".pdf or .png" in capsys.readouterr().err
     assert main(["markers", "--out", str(tmp_path / "x.pdf"), "--size-mm", "500"]) == 2
+
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+
+
+@pytest.mark.skipif(not (MODELS / "localizer-table.onnx").is_file(), reason="table models not committed")
+def test_analyze_with_the_models_reads_at_table_scale(frame: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """``analyze`` without --detections runs the committed models the way the live loop does."""
+    img, _ = frame
+    assert main(["analyze", str(img), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    seen = sum(len(z["tiles"]) + z["face_down"] for z in data["zones"].values())
+    truth = 3 + 3 + 4 + 4 + 3 + 3 + 2  # face-up tiles rendered above, plus backs the renderer adds
+    assert seen >= truth  # at half-size input (the photo path) most of these tiles were lost
+    assert not any(f["kind"] == "wrong_rack" and f["zone"] == "P1-A" for f in data["flags"])
