@@ -29,8 +29,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--card", default=None, help="card file (default calibration/cards/example.mjcard)")
     p.add_argument("--layout", default=None, help="table layout JSON (default calibration/layouts/siamese-2.json)")
     p.add_argument("--tileset", default="american", help="tile set name (default american)")
+    p.add_argument("--demo-models", action="store_true",
+                   help="with --source demo: read the demo's frames with the recognition models instead of "
+                        "replaying the readings recorded with them (the default)")
     p.add_argument("--replay-demo", action="store_true",
-                   help="with --source demo: replay the demo's recorded readings even when models are installed")
+                   help="with --source demo: replay the recorded readings (the default; kept for scripts)")
 
 
 def _lan_address() -> str:
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     lan_ip = _lan_address() if args.lan else args.host
     config = LiveConfig(source=source, variant=args.variant, card=args.card, layout=args.layout,
                         tileset=args.tileset, data_dir=str(data), warnings=tuple(warnings),
-                        replay=bool(args.replay_demo))
+                        replay=bool(args.replay_demo or not args.demo_models))
     live = Live(config)
     app = create_app(live, {"token": token, "lan": bool(args.lan),
                             "host_url": f"{scheme}://{lan_ip}:{args.port}"})

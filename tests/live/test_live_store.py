@@ -106,4 +106,4 @@ def test_missing_models_fall_back_with_a_warning(monkeypatch: pytest.MonkeyPatch
     warnings.clear()
     monkeypatch.undo()
     assert isinstance(make_reader(LiveConfig(source="demo", replay=True), warnings), ReplayReader)
-    assert "--replay-demo" in warnings[0]
+    assert "--demo-models" in warnings[0]
