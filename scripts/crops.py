@@ -20,20 +20,13 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from scripts.photos import CLASS_CODES  # class id -> tile code: the one table
 from vision import american
 from vision.artwork import FACE_H, FACE_W, shared_dir
 from vision.classify import CROP_H, CROP_W
 
 Image = npt.NDArray[np.uint8]
 
-CLASS_CODES: tuple[str, ...] = (
-    "SE1", "1C", "1D", "1B", "E", "SE2", "2C", "2D", "2B", "S",
-    "SE3", "3C", "3D", "3B", "W", "SE4", "4C", "4D", "4B", "N",
-    "FL1", "5C", "5D", "5B", "WD", "FL2", "6C", "6D", "6B", "GD",
-    "FL3", "7C", "7D", "7B", "RD", "FL4", "8C", "8D", "8B", "9C",
-    "9D", "9B",
-)  # fmt: skip
-"""tiles-photos-v4 class id -> tile code (the table in the data set's README.md)."""
 
 PAD = 0.2
 PATCH_H, PATCH_W = round(CROP_H * (1 + 2 * PAD)), round(CROP_W * (1 + 2 * PAD))
