@@ -127,3 +127,18 @@ def test_phone_camera_page_streams_frames(pw: object, tmp_path: Path) -> None:
     finally:
         srv.shutdown()
         live.stop()
+
+
+def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: object) -> None:
+    """Uploading a card must not add another ruleset handler (each click posts exactly once)."""
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and r.url.endswith("/api/settings") else None)
+    page.goto(server + "/settings")
+    for _ in range(2):
+        page.set_input_files("#card-file", str(CARD))
+        page.click("#card-upload")
+        page.locator("#card-result .ok").wait_for()
+    page.click("#variant-apply")  # the ruleset already in use: no side effect on other tests
+    page.locator("#variant-result:has-text('now playing')").wait_for()
+    page.wait_for_timeout(300)
+    assert len(posts) == 1

@@ -15,14 +15,7 @@ $("card-form").addEventListener("submit", async (ev) => {
   const data = await r.json().catch(() => ({error: r.statusText}));
   if (r.ok) {
     $("card-result").innerHTML = `<p class="ok">Loaded ${esc(data.name)}: ${data.hands} hands.</p>`;
-    $("variant-apply").addEventListener("click", async () => {
-  const r = await fetch("/api/settings", {method: "POST", headers: {"Content-Type": "application/json"},
-    body: JSON.stringify({variant: $("variant-select").value})});
-  const data = await r.json();
-  $("variant-result").textContent = r.ok ? `now playing ${data.variant}` : data.error;
-  load();
-});
-load();
+    load();
   } else {
     const issues = (data.issues || []).map((i) => `<li class="issue">${esc(i.file)}:${i.line ?? "?"}:${i.col ?? "?"}: line ${i.line ?? "?"}: ${esc(i.message)}</li>`).join("");
     $("card-result").innerHTML = `<p class="error">${esc(data.error)}</p><ul>${issues}</ul>`;
