@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from companion.rules.card import Card, Instance, load_card  # noqa: E402
+from companion.rules.card_model import group_counts  # noqa: E402
 from companion.rules.matcher import match, rack_viability  # noqa: E402
 from companion.rules.matcher_index import compiled  # noqa: E402
 from companion.rules.tiles import AMERICAN, JOKER  # noqa: E402
@@ -42,12 +43,7 @@ def naive_fit(inst: Instance, concealed: Sequence[str], exposures: Sequence[Sequ
         if not options:
             return False
         free.remove(min(options, key=lambda g: g.joker_ok))
-    nat: Counter[str] = Counter()
-    tot: Counter[str] = Counter()
-    for g in free:
-        tot.update(g.tiles)
-        if not g.joker_ok:
-            nat.update(g.tiles)
+    nat, tot = group_counts(free)
     avail = Counter(t for t in concealed if t != JOKER)
     if any(not nat[t] <= a <= tot[t] for t, a in avail.items()) or any(n > avail[t] for t, n in nat.items()):
         return False

@@ -8,11 +8,10 @@ are physically impossible with the card's copies are dropped (a hand with none i
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from itertools import permutations, product
 
-from companion.rules.card_model import CardIssue, Group, Hand, Instance
+from companion.rules.card_model import CardIssue, Group, Hand, Instance, group_counts
 from companion.rules.card_parse import VARS, GroupSpec, HandSpec, PatternSpec, Simple
 from companion.rules.card_where import Constraint
 from companion.rules.tiles import DRAGONS, FLOWER, SUITS, WINDS, Suit
@@ -115,12 +114,7 @@ def expand_pattern(hand: HandSpec, pattern: PatternSpec) -> Iterator[Instance]:
 
 def joker_need(instance: Instance, copies: int) -> tuple[dict[str, int], int]:
     """Naturals beyond the set's copies in no-joker groups (kind -> excess), and jokers needed."""
-    nat: Counter[str] = Counter()
-    tot: Counter[str] = Counter()
-    for g in instance:
-        tot.update(g.tiles)
-        if not g.joker_ok:
-            nat.update(g.tiles)
+    nat, tot = group_counts(instance)
     cap = {FLOWER: 2 * copies}
     over = {t: n - cap.get(t, copies) for t, n in nat.items() if n > cap.get(t, copies)}
     jokers = sum(max(0, n - cap.get(t, copies)) for t, n in tot.items())

@@ -8,6 +8,8 @@ jokers may stand in it).  Errors are :class:`CardIssue` values, raised together 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,6 +59,21 @@ class Group:
 
 
 Instance = tuple[Group, ...]
+
+
+def group_counts(groups: Iterable[Group]) -> tuple[Counter[str], Counter[str]]:
+    """Per tile kind: the naturals that no-joker groups need, and all tiles the groups hold.
+
+    A joker can stand for any tile of a joker-eligible group, so a kind's naturals must lie
+    between the first count and the second (rules-spec 4.6's count test).
+    """
+    nat: Counter[str] = Counter()
+    tot: Counter[str] = Counter()
+    for g in groups:
+        tot.update(g.tiles)
+        if not g.joker_ok:
+            nat.update(g.tiles)
+    return nat, tot
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from companion.rules.card_model import Card, Hand, Instance
+from companion.rules.card_model import Card, Hand, Instance, group_counts
 
 GroupKey = tuple[str, int]
 """An identical group by tile kind and size, e.g. ``("8C", 4)`` for a kong of 8 Craks."""
@@ -51,14 +51,10 @@ def _bonus(hand: Hand, instance: Instance, has_quint: bool, copies: int) -> bool
 
 
 def compile_instance(hand_index: int, hand: Hand, instance: Instance, copies: int) -> CompiledInstance:
-    nat: Counter[str] = Counter()
-    tot: Counter[str] = Counter()
+    nat, tot = group_counts(instance)
     jok: Counter[GroupKey] = Counter()
     plain: Counter[GroupKey] = Counter()
     for g in instance:
-        tot.update(g.tiles)
-        if not g.joker_ok:
-            nat.update(g.tiles)
         if g.identical:
             (jok if g.joker_ok else plain)[(g.tiles[0], len(g.tiles))] += 1
     sp = all(not g.identical or len(g.tiles) < 3 for g in instance)
