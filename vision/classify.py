@@ -76,7 +76,7 @@ class Classified:
 class TileClassifier:
     """``models/classifier.onnx`` on the CPU; ``classify(crops) -> (codes, confidence, embeddings)``."""
 
-    def __init__(self, path: str | Path = DEFAULT_MODEL, threads: int = 2, batch: int = 64) -> None:
+    def __init__(self, path: str | Path = DEFAULT_MODEL, threads: int = 1, batch: int = 64) -> None:
         from vision.runtime import OnnxModel
 
         self.path = Path(path)

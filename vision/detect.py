@@ -168,7 +168,7 @@ class TileLocalizer:
         path: str | Path = "models/localizer.onnx",
         input_long_side: int = 320,
         threshold: float = 0.3,
-        threads: int = 2,
+        threads: int = 1,
         snap_deg: float = 0.0,
     ) -> None:
         self.snap_deg = snap_deg

@@ -29,7 +29,7 @@ def sha256_of(path: Path) -> str:
 class OnnxModel:
     """One ONNX model on the CPU with a single input and one or more outputs."""
 
-    def __init__(self, path: str | Path, threads: int = 2, warmup_shape: tuple[int, ...] | None = None):
+    def __init__(self, path: str | Path, threads: int = 1, warmup_shape: tuple[int, ...] | None = None):
         self.path = Path(path)
         if not self.path.is_file():
             raise ModelFileError(f"model file not found: {str(self.path)!r}")
