@@ -105,33 +105,42 @@ class TileRecognizer:
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
+        quads, objectness = self.localize(img, tile_px=tile_px)
+        det = self.classify(img, quads)
+        return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings,
+                          {"ms": _ms(t0), "objectness": objectness}, det.probs, det.classes)
+
+    def localize(
+        self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None = None
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """The localiser's stage alone: ``(quads (N, 4, 2), objectness (N,))`` in image pixels.
+
+        ``tile_px`` as for :meth:`detect`.  The image is not validated here (``detect`` does it).
+        """
         localizer = self.localizer if tile_px is None else self.table_localizer
         if self.input_long_side is None and tile_px is not None:
-            scale = scale_for_tile(tile_px, img.shape, self.target_tile_px)
+            scale = scale_for_tile(tile_px, image_bgr.shape, self.target_tile_px)
         else:
-            scale = (self.input_long_side or auto_long_side(img.shape)) / max(img.shape[:2])
-        loc = localizer.localize(img, scale=scale)
-        if len(loc) == 0:
-            d = Detections.empty()
-            return Detections(
-                d.boxes,
-                d.quads,
-                d.codes,
-                d.confidence,
-                meta={"ms": _ms(t0), "objectness": loc.score},
-            )
+            scale = (self.input_long_side or auto_long_side(image_bgr.shape)) / max(image_bgr.shape[:2])
+        loc = localizer.localize(image_bgr, scale=scale)
+        return loc.quads, loc.score
+
+    def classify(self, image_bgr: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
+        """The classifier's stage alone: the tiles at ``quads`` (N, 4, 2) read, with probabilities.
+
+        A table reader calls it with quads it has refined (snapped to the table's perspective).
+        """
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        if len(q) == 0:
+            return Detections.empty()
         from vision.classify import extract_crops
 
-        crops = extract_crops(img, loc.quads)
-        res = self.classifier.run(crops)
+        res = self.classifier.run(extract_crops(image_bgr, q))
         if self.prototypes is not None:
             res = self.prototypes.apply(res)
         return Detections.from_quads(
-            loc.quads,
-            list(res.codes),
-            res.confidence,
-            embeddings=res.embeddings,
-            meta={"ms": _ms(t0), "objectness": loc.score},
+            q, list(res.codes), res.confidence, embeddings=res.embeddings,
+            probs=res.probs.astype(np.float32), classes=tuple(self.classifier.classes),
         )
 
 

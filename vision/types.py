@@ -25,6 +25,8 @@ class Detections:
     codes:       (N,) str tile codes of the notation (``"5D"``, ``"J"``, ``"BK"``...)
     confidence:  (N,) float32 in [0, 1], the classifier's probability for ``codes``
     embeddings:  optional (N, D) float32 classifier embeddings (for enrolled tile sets)
+    probs:       optional (N, C) float32 class probabilities, columns named by ``classes``
+                 (a table reader decodes a rack's touching runs jointly from them)
     """
 
     boxes: FloatArray
@@ -33,6 +35,8 @@ class Detections:
     confidence: FloatArray
     embeddings: FloatArray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    probs: FloatArray | None = None
+    classes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.boxes)
@@ -46,6 +50,8 @@ class Detections:
             )
         if self.embeddings is not None and self.embeddings.shape[0] != n:
             raise ValueError(f"embeddings must have {n} rows, got {self.embeddings.shape}")
+        if self.probs is not None and self.probs.shape != (n, len(self.classes)):
+            raise ValueError(f"probs must be (N, {len(self.classes)}) for {len(self.classes)} classes, got {self.probs.shape}")
 
     @classmethod
     def empty(cls) -> Detections:
@@ -81,6 +87,8 @@ class Detections:
             confidence=self.confidence[index],
             embeddings=None if self.embeddings is None else self.embeddings[index],
             meta=dict(self.meta),
+            probs=None if self.probs is None else self.probs[index],
+            classes=self.classes,
         )
 
     @property
