@@ -10,7 +10,9 @@ zones, group rack tiles into exposures (:mod:`companion.table_group`) and ask th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,8 +21,9 @@ import numpy.typing as npt
 from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
-from companion.table_flags import RuleContext, evaluate, rack_flags
-from companion.table_group import SeenTile, grouping_options
+from companion.table_decode import decode_run
+from companion.table_flags import RuleContext, copies_flags, evaluate, player_totals, rack_flags
+from companion.table_group import SeenTile, grouping_options, order_rows, thin_row, touching_runs
 from companion.table_types import FLAG_KINDS, Flag, HomographyState, TableObservation, ZoneReading
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout, Zone
@@ -32,8 +35,14 @@ __all__ = [
 ]
 MIN_CONFIDENCE = 0.6
 """Reads below this confidence are ``uncertain``: shown, never used to call a hand dead."""
+DEAD_CONFIDENCE = 0.75
+"""A hand is called dead (``wrong_rack``) only when every tile of its rack was read at least this
+sure; a rack judged dead on weaker readings is reported ``unreadable`` instead."""
 TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
+MIN_PITCH = 0.72
+"""Two detections on one rack row closer than this many tile widths are one tile (or a phantom
+between two): rows are thinned to the heaviest set that respects it (:func:`thin_row`)."""
 
 
 class Recognizer(Protocol):
@@ -47,15 +56,43 @@ def _first(options: list[ZoneReading]) -> ZoneReading:
     return options[0]
 
 
+def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: tuple[str, ...], jokers: bool,
+                 chows: bool) -> list[SeenTile]:
+    """Each touching run of a rack read jointly (:func:`companion.table_decode.decode_run`)."""
+    out = list(seen)
+    for row in order_rows(seen):
+        for run in touching_runs(seen, row):
+            codes, conf = decode_run(probs[run], classes, jokers=jokers, chows=chows)
+            for i, code, c in zip(run, codes, conf, strict=True):
+                out[i] = replace(seen[i], code=code, confidence=c)
+    return out
+
+
+def _thin(det: Detections, along: npt.NDArray[np.float32], across: npt.NDArray[np.float32],
+          weight: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """Indexes of a rack's detections left once each row is thinned to one tile per pitch."""
+    rows = order_rows([SeenTile("", float(a), float(c), TILE_MM[0], TILE_MM[1]) for a, c in zip(along, across, strict=True)])
+    keep: list[int] = []
+    for row in rows:
+        kept = thin_row([float(along[i]) for i in row], [max(float(weight[i]), 1e-3) for i in row], MIN_PITCH * TILE_MM[0])
+        keep += [row[k] for k in kept]
+    return np.asarray(sorted(keep), np.int64)
+
+
 def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDArray[np.float32],
-                  quads: npt.NDArray[np.float32], min_conf: float, chows: bool, choose: Chooser) -> ZoneReading:
+                  quads: npt.NDArray[np.float32], min_conf: float, chows: bool, choose: Chooser,
+                  jokers: bool = True, weight: npt.NDArray[np.float32] | None = None) -> ZoneReading:
     axis, perp = layout.reading_axes(zone)
+    keep = _thin(det, centres @ axis, centres @ perp, det.confidence if weight is None else weight)
+    det, centres, quads = det[keep], centres[keep], quads[keep]
     up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
     seen = [
         SeenTile(str(det.codes[i]), float(centres[i] @ axis), float(centres[i] @ perp),
                  float(np.ptp(quads[i] @ axis)), float(np.ptp(quads[i] @ perp)), float(det.confidence[i]))
         for i in up
     ]
+    if det.probs is not None and len(seen) > 0:
+        seen = _decode_runs(seen, det.probs[up], det.classes, jokers, chows)
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -63,7 +100,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         uncertain = tuple(k for k, i in enumerate(order) if seen[i].confidence < min_conf)
         exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
         options.append(ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player,
-                                   zone.hand, uncertain))
+                                   zone.hand, uncertain, tuple(seen[i].confidence for i in order)))
     return choose(options) if len(options) > 1 else options[0]
 
 
@@ -72,12 +109,16 @@ def _loose_reading(zone: Zone, det: Detections, min_conf: float) -> ZoneReading:
     order = sorted(up, key=lambda i: (sort_key(str(det.codes[i])), i))
     tiles = tuple(str(det.codes[i]) for i in order)
     uncertain = tuple(k for k, i in enumerate(order) if float(det.confidence[i]) < min_conf)
-    return ZoneReading(zone.name, zone.kind, tiles, (), len(det) - len(up), zone.player, zone.hand, uncertain)
+    return ZoneReading(zone.name, zone.kind, tiles, (), len(det) - len(up), zone.player, zone.hand, uncertain,
+                       tuple(float(det.confidence[i]) for i in order))
 
 
 def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,
-               chows: bool = False, choose: Chooser = _first) -> dict[str, ZoneReading]:
+               chows: bool = False, choose: Chooser = _first, jokers: bool = True) -> dict[str, ZoneReading]:
     """Every layout zone's reading from detections in image pixels (centres mapped to table mm).
+
+    Detections that carry class probabilities have each touching run of a rack read jointly
+    (:mod:`companion.table_decode`; ``jokers``: whether the set has any).
 
     Where a rack's grouping is ambiguous (jokers between two kinds in a touching run), ``choose``
     picks among the readings; the default takes the first.
@@ -87,13 +128,15 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
     centres = calibration.to_table(det.centres)
     quads = calibration.to_table(det.quads)
     where = layout.assign(centres)
+    obj = det.meta.get("objectness")
+    weight = np.asarray(obj, np.float32) if obj is not None and len(obj) == len(det) else det.confidence
     zones: dict[str, ZoneReading] = {}
     for k, zone in enumerate(layout.zones):
         mask = where == k
         sub = det[mask]
         if zone.kind == "rack":
             zones[zone.name] = _rack_reading(layout, zone, sub, centres[mask], quads[mask], min_confidence, chows,
-                                              choose)
+                                              choose, jokers, weight[mask])
         else:
             zones[zone.name] = _loose_reading(zone, sub, min_confidence)
     return zones
@@ -110,7 +153,8 @@ class TableReader:
 
     def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
                  variant: str = "mjm", calibration: Calibration | None = None, tile_set: str | None = None,
-                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True) -> None:
+                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True,
+                 dead_confidence: float = DEAD_CONFIDENCE) -> None:
         rules = get_variant(variant)
         if tile_set is not None and tile_set not in TILE_SETS:
             raise ValueError(f"unknown tile set: {tile_set!r} (known: {', '.join(sorted(TILE_SETS))})")
@@ -120,6 +164,7 @@ class TableReader:
         self.ctx = RuleContext(rules, tiles, card, count_backs)
         self.calibrator = Calibrator.for_layout(layout, fixed=calibration)
         self.min_confidence = min_confidence
+        self.dead_confidence = max(dead_confidence, min_confidence)
         self._mj_jokers: dict[str, int] = {}
         self._takes_tile_px: bool | None = None
 
@@ -187,27 +232,100 @@ class TableReader:
         """Recognition on the part of the frame that holds the zones only; quads in frame pixels.
 
         A recogniser whose ``detect`` takes ``tile_px`` is told the expected tile width there.
+        One with separate ``localize`` and ``classify`` stages (``vision.pipeline.TileRecognizer``)
+        has its quads snapped to the table first (:meth:`snap_quads`), so each tile is cut from
+        the frame in true perspective before it is read.
         """
         assert self.recognizer is not None
         x0, y0, x1, y1 = self.zones_box(calibration, frame.shape)
         if x1 - x0 < 32 or y1 - y0 < 32:
             return Detections.empty()
         tile_px = self.tile_px(calibration)
-        if (x0, y0, x1, y1) == (0, 0, frame.shape[1], frame.shape[0]):
-            return self._detect(frame, tile_px)
-        det = self._detect(np.ascontiguousarray(frame[y0:y1, x0:x1]), tile_px)
         shift = np.array([x0, y0], np.float32)
+        part = np.ascontiguousarray(frame[y0:y1, x0:x1])
+        localize, classify = getattr(self.recognizer, "localize", None), getattr(self.recognizer, "classify", None)
+        if callable(localize) and callable(classify):
+            t0 = time.perf_counter()
+            quads, objectness = localize(part, tile_px=tile_px)
+            snapped = self.snap_quads(np.asarray(quads, np.float32) + shift, calibration)
+            det = classify(frame, snapped)
+            meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
+                    "crop": [x0, y0, x1, y1]}
+            return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings, meta, det.probs,
+                              det.classes)
+        det = self._detect(part, tile_px)
         return Detections(det.boxes + np.tile(shift, 2), det.quads + shift, det.codes, det.confidence,
-                          det.embeddings, dict(det.meta, crop=[x0, y0, x1, y1]))
+                          det.embeddings, dict(det.meta, crop=[x0, y0, x1, y1]), det.probs, det.classes)
+
+    def snap_quads(self, quads: npt.ArrayLike, calibration: Calibration) -> npt.NDArray[np.float32]:
+        """Detected quads (image pixels) -> the table's own tile outline at each centre, in pixels.
+
+        A localiser's quad is a rotated rectangle in the image; a tile lies flat on the table and
+        is seen in perspective.  Each centre is mapped to table millimetres and a :data:`TILE_MM`
+        face is laid there, upright as its rack's owner reads it (in a rack) or along the detected
+        long axis (discards, elsewhere), then mapped back to the image.
+        """
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        if len(q) == 0:
+            return q
+        qm = calibration.to_table(q).astype(np.float64)
+        centres = qm.mean(axis=1)
+        where = self.layout.assign(centres)
+        e1, e2 = qm[:, 1] - qm[:, 0], qm[:, 2] - qm[:, 1]
+        long_axis = np.where((np.linalg.norm(e2, axis=1) >= np.linalg.norm(e1, axis=1))[:, None], e2, e1)
+        ups = -long_axis / np.maximum(np.linalg.norm(long_axis, axis=1, keepdims=True), 1e-9)
+        for k, zone in enumerate(self.layout.zones):
+            if zone.kind == "rack":
+                ups[where == k] = self.layout.reading_axes(zone)[1]
+        w, h = TILE_MM
+        right = np.stack([-ups[:, 1], ups[:, 0]], axis=1)
+        c, u, r = centres[:, None, :], ups[:, None, :] * (h / 2), right[:, None, :] * (w / 2)
+        corners = np.concatenate([c + u - r, c + u + r, c - u + r, c - u - r], axis=1)
+        return calibration.to_image(corners.astype(np.float32)).astype(np.float32)
 
     def observe(self, detections: Detections, calibration: Calibration,
                 state: HomographyState = "fresh") -> TableObservation:
         """The observation for detections already made in this calibration's image."""
         zones = read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
-                           self._choose)
+                           self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0)
         flags, mahjong = evaluate(zones, self.ctx)
+        flags = self._guard_dead_calls(zones, flags)
         flags += self._exchange_flags(zones)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
+
+    def _guard_dead_calls(self, zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
+        """No dead-hand call on a reading that is not sure enough to bear it.
+
+        ``wrong_rack`` becomes ``unreadable`` on a rack whose weakest tile is read below
+        :attr:`dead_confidence` (a small tile misread with its neighbours can look like a whole
+        wrong group), and on the racks of a player whose visible total does not add up where
+        backs are countable: a tile the camera missed, or a phantom it added, changes a group's
+        size, and a group of the wrong size can make a live hand look dead.  The ``tile_count``
+        flag still says what is off; a true count error is flagged either way.  Likewise "more
+        copies in view than the set holds" is only said of tiles read that surely.
+        """
+        off_racks: dict[str, str] = {}
+        for z in zones.values():
+            if z.kind == "rack" and z.least_confidence() < self.dead_confidence:
+                off_racks[z.name] = f"its weakest tile is read at {z.least_confidence():.0%}"
+        for p, (total, expected, racks) in player_totals(zones, self.ctx).items():
+            if self.ctx.count_backs and total not in (expected, expected + 1):
+                for z in racks:
+                    off_racks.setdefault(z.name, f"player {p} shows {total} tiles, not {expected} or {expected + 1}")
+        # "more copies in view than the set holds" only from tiles read surely enough to judge by
+        sure = {name: replace(z, uncertain=tuple(i for i, c in enumerate(z.confidence) if c < self.dead_confidence))
+                for name, z in zones.items() if z.confidence}
+        unsure_copies = set(copies_flags(zones, self.ctx)) - set(copies_flags({**zones, **sure}, self.ctx))
+        out = []
+        for f in flags:
+            if f in unsure_copies:
+                continue
+            if f.kind == "wrong_rack" and f.zone in off_racks:
+                out.append(Flag("unreadable", f.zone, f"{f.zone}: not judged while {off_racks[f.zone]} "
+                                                      "(a tile may be hidden or misread)"))
+            else:
+                out.append(f)
+        return out
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:
         """The grouping the rules like best: fewest flags (a reading that is alive and well formed

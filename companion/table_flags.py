@@ -156,18 +156,26 @@ def _player_total(racks: list[ZoneReading], ctx: RuleContext) -> tuple[int, int]
     return total, kongs
 
 
-def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
-    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4)."""
-    if not ctx.count_backs:
-        return []
+def player_totals(zones: dict[str, ZoneReading], ctx: RuleContext) -> dict[int, tuple[int, int, list[ZoneReading]]]:
+    """Per player: the visible total (faces + backs on their racks), the off-turn count it should
+    be (27, plus one per kong where kongs draw a replacement; on-turn one more), and the racks."""
     players: dict[int, list[ZoneReading]] = {}
     for z in zones.values():
         if z.kind == "rack" and z.player is not None:
             players.setdefault(z.player, []).append(z)
-    flags = []
+    out = {}
     for p, racks in sorted(players.items()):
         total, kongs = _player_total(racks, ctx)
-        off = ctx.rules.hand_total + kongs
+        out[p] = (total, ctx.rules.hand_total + kongs, racks)
+    return out
+
+
+def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
+    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4)."""
+    if not ctx.count_backs:
+        return []
+    flags = []
+    for p, (total, off, racks) in player_totals(zones, ctx).items():
         if total == 0 or total in (off, off + 1) or any(z.uncertain for z in racks):
             continue
         word = "too many" if total > off + 1 else "too few"

@@ -49,6 +49,32 @@ def order_rows(tiles: Sequence[SeenTile]) -> list[list[int]]:
     return [sorted(r, key=lambda i: tiles[i].along) for r in rows]
 
 
+def thin_row(along: Sequence[float], weight: Sequence[float], min_pitch: float) -> list[int]:
+    """The heaviest subset of a row's tiles whose neighbours lie at least ``min_pitch`` apart.
+
+    ``along`` are positions along the rack (any order), ``weight`` how sure the localiser is of
+    each (positive).  Tiles on a rack cannot overlap, so two detections closer than a tile's
+    pitch are one tile found twice, or a phantom between two real ones; weighted interval
+    scheduling keeps the set that explains the row best.  Returns indexes in ``along`` order.
+    """
+    order = sorted(range(len(along)), key=lambda i: along[i])
+    best: list[float] = []  # best[k]: heaviest choice among order[:k + 1] that takes order[k]
+    back: list[int] = []
+    for k, i in enumerate(order):
+        prev = [j for j in range(k) if along[i] - along[order[j]] >= min_pitch]
+        j = max(prev, key=lambda m: best[m], default=-1)
+        best.append(weight[i] + (best[j] if j >= 0 else 0.0))
+        back.append(j)
+    if not order:
+        return []
+    k = max(range(len(order)), key=lambda m: best[m])
+    kept = []
+    while k >= 0:
+        kept.append(order[k])
+        k = back[k]
+    return kept[::-1]
+
+
 def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[int]]:
     """Split one ordered row where neighbours do not touch."""
     if not row:

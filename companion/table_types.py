@@ -19,7 +19,8 @@ class ZoneReading:
     """The face-up tiles of one zone, grouped into exposures on a rack.
 
     On a rack, ``tiles`` is the exposures laid end to end in reading order; ``uncertain`` holds
-    indexes into ``tiles`` read with low confidence.
+    indexes into ``tiles`` read with low confidence, ``confidence`` each tile's reading (empty for
+    a zone not read by a camera).
     """
 
     name: str
@@ -30,6 +31,11 @@ class ZoneReading:
     player: int | None = None
     hand: str | None = None
     uncertain: tuple[int, ...] = ()  # indexes into ``tiles`` read with low confidence
+    confidence: tuple[float, ...] = field(default=(), compare=False)  # per tile of ``tiles``, when read
+
+    def least_confidence(self) -> float:
+        """The weakest reading among ``tiles`` (1.0 when none was given: the truth, a replay)."""
+        return min(self.confidence, default=1.0)
 
     def exposure_spans(self) -> list[range]:
         """Index ranges into ``tiles`` of each exposure."""

@@ -1,0 +1,127 @@
+"""Reading a rack's touching run of tiles jointly: one kind per exposure, jokers anywhere.
+
+A tile 10-20 px wide in a table frame is often a coin toss on its own, but the tiles of one
+exposure are the same kind (plus jokers), and the classifier's probabilities for the three to
+six tiles of a run say together what none says alone.  :func:`decode_run` treats a touching run
+as a hidden Markov chain over kinds: each tile belongs to the exposure of the current kind and
+is that kind or a joker; the kind changes between neighbours only at an exposure boundary,
+which costs :data:`SWITCH` (the odds of a boundary to one particular kind against carrying on).
+Forward-backward gives each tile's probability of each code, so a tile the neighbours vouch
+for becomes confident, and a tile that is truly different keeps its own reading.
+
+With chows (Chinese-style and WP tables) the chain may also step to the next rank of a suit.
+The returned confidences are posteriors; a reader that keeps its "uncertain, never judged"
+rule on them still never calls a rack dead on a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import BACK, JOKER, rank_of, suit_of
+
+SWITCH = 0.01
+"""Odds of an exposure boundary into one particular kind, against the run carrying on."""
+JOKER_SHARE = 0.15
+"""Prior share of jokers among the tiles of an exposure (where the set has jokers)."""
+TEMPER = 0.7
+"""Each tile's probabilities are raised to this power before they are combined: the tiles of a
+run are seen under one light and one blur, so their errors go together, and a run read as one
+wrong kind must not look certain (a confident wrong reading could call a live hand dead)."""
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _transitions(kinds: Sequence[str], chows: bool, switch: float) -> FloatArray:
+    k = len(kinds)
+    t = np.full((k, k), switch, np.float64)
+    np.fill_diagonal(t, 1.0)
+    if chows:
+        for i, c in enumerate(kinds):
+            r, s = rank_of(c), suit_of(c)
+            nxt = [j for j, d in enumerate(kinds) if r is not None and s is not None
+                   and suit_of(d) == s and rank_of(d) == r + 1]
+            for j in nxt:
+                t[i, j] = 1.0
+    return t
+
+
+def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
+                temper: float = 1.0) -> tuple[list[str], FloatArray, FloatArray, list[int], FloatArray, FloatArray]:
+    """Forward-backward over kinds: kinds, P(tile i is natural kind k) (n, K), P(tile i is a joker)
+    (n,), the likeliest kind of each tile's exposure (Viterbi), and the natural and joker terms of
+    each tile's evidence under each kind (n, K).
+
+    ``temper`` < 1 raises the whole model (evidence, joker prior and boundary odds) to that power.
+    """
+    p = p ** temper
+    n = len(p)
+    kinds = [c for c in names if c not in (JOKER, BACK)]
+    pk = p[:, [names.index(c) for c in kinds]]
+    pj = p[:, names.index(JOKER)] if jokers and JOKER in names else np.zeros(n)
+    total = pk.sum(axis=1) + pj
+    pk = pk / np.maximum(total, 1e-12)[:, None]
+    pj = pj / np.maximum(total, 1e-12)
+    share = JOKER_SHARE if jokers else 0.0
+    natural = (1 - share) ** temper * pk + 1e-9
+    joker = share ** temper * pj[:, None]
+    emit = natural + joker  # (n, K): the tile under an exposure of kind k
+    trans = _transitions(kinds, chows, SWITCH ** temper)
+    fwd = np.empty_like(emit)
+    fwd[0] = emit[0] / emit[0].sum()
+    for i in range(1, n):
+        f = (fwd[i - 1] @ trans) * emit[i]
+        fwd[i] = f / f.sum()
+    bwd = np.ones_like(emit)
+    for i in range(n - 2, -1, -1):
+        b = trans @ (emit[i + 1] * bwd[i + 1])
+        bwd[i] = b / b.sum()
+    post = fwd * bwd
+    post /= post.sum(axis=1, keepdims=True)  # (n, K): P(tile i lies in an exposure of kind k)
+    return kinds, post * natural / emit, (post * joker / emit).sum(axis=1), _viterbi(emit, trans), natural, joker
+
+
+def _viterbi(emit: FloatArray, trans: FloatArray) -> list[int]:
+    """The likeliest sequence of exposure kinds, one per tile."""
+    logt = np.log(trans)
+    score = np.log(emit[0])
+    back = []
+    for i in range(1, len(emit)):
+        cand = score[:, None] + logt  # (from, to)
+        back.append(cand.argmax(axis=0))
+        score = cand.max(axis=0) + np.log(emit[i])
+    path = [int(score.argmax())]
+    for b in reversed(back):
+        path.append(int(b[path[-1]]))
+    return path[::-1]
+
+
+def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True,
+               chows: bool = False) -> tuple[list[str], list[float]]:
+    """Codes and posterior confidences for one touching run, tiles in reading order.
+
+    ``probs`` is ``(n, C)`` classifier probabilities with columns named by ``classes``.  Backs
+    are not part of a face-up run: their probability is dropped and the rest renormalised.
+    ``jokers=False`` (a set without jokers) reads every tile as its exposure's kind.  The codes
+    are the likeliest reading of the whole run (Viterbi over exposure kinds, then natural or
+    joker per tile); each code's confidence is its posterior marginal with the model tempered
+    (:data:`TEMPER`), so that a run's shared errors do not add up to certainty.
+    """
+    names = list(classes)
+    p = np.asarray(probs, np.float64).reshape(-1, len(names))
+    if len(p) == 0:
+        return [], []
+    kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows)
+    _, t_nat, t_jok, _, _, _ = _posteriors(p, names, jokers, chows, TEMPER)
+    codes, conf = [], []
+    for i, k in enumerate(path):
+        if joker[i, 0] > natural[i, k]:
+            codes.append(JOKER)
+            conf.append(float(t_jok[i]))
+        else:
+            codes.append(kinds[k])
+            conf.append(float(t_nat[i, k]))
+    return codes, conf

@@ -1,0 +1,100 @@
+"""Reading a rack's touching runs jointly, thinning phantom detections, and the dead-call guards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from table_helpers import CARD, exps, flags_of, player, read, table
+
+from companion.rules.tiles import ALL_CODES
+from companion.table import DEAD_CONFIDENCE, MIN_CONFIDENCE, TableReader
+from companion.table_decode import decode_run
+from companion.table_group import thin_row
+from vision.types import Detections
+
+CLASSES = tuple(ALL_CODES)  # the classifier's 45 classes
+
+
+def probs(*rows: dict[str, float]) -> np.ndarray:
+    """Rows of class probabilities; what a row does not name shares the rest evenly."""
+    out = np.zeros((len(rows), len(CLASSES)))
+    for i, row in enumerate(rows):
+        rest = (1 - sum(row.values())) / (len(CLASSES) - len(row))
+        out[i] = [row.get(c, rest) for c in CLASSES]
+    return out
+
+
+def test_neighbours_vouch_for_a_doubtful_tile() -> None:
+    p = probs({"5D": 0.8}, {"5D": 0.3, "6D": 0.35}, {"5D": 0.8})
+    assert CLASSES[int(p[1].argmax())] == "6D"  # alone, the middle tile is misread
+    codes, conf = decode_run(p, CLASSES)
+    assert codes == ["5D", "5D", "5D"]
+    assert conf[1] > MIN_CONFIDENCE > 0.35
+
+
+def test_a_different_tile_keeps_its_own_reading() -> None:
+    codes, _ = decode_run(probs({"5D": 0.9}, {"5D": 0.9}, {"5D": 0.9}, {"N": 0.9}), CLASSES)
+    assert codes == ["5D", "5D", "5D", "N"]
+
+
+def test_a_joker_inside_a_pung_stays_a_joker_and_backs_are_not_kinds() -> None:
+    codes, conf = decode_run(probs({"W": 0.9}, {"J": 0.9}, {"W": 0.6, "BK": 0.3}), CLASSES)
+    assert codes == ["W", "J", "W"]
+    assert min(conf) > MIN_CONFIDENCE
+
+
+def test_without_jokers_a_joker_reading_is_its_exposures_kind() -> None:
+    p = probs({"N": 0.9}, {"J": 0.8, "N": 0.1}, {"N": 0.9})
+    assert decode_run(p, CLASSES)[0][1] == "J"
+    assert decode_run(p, CLASSES, jokers=False)[0] == ["N", "N", "N"]
+
+
+def test_chows_step_along_a_suit_only_where_chows_are_played() -> None:
+    p = probs({"1B": 0.5, "2B": 0.3}, {"2B": 0.45, "1B": 0.35}, {"3B": 0.45, "2B": 0.35})
+    assert decode_run(p, CLASSES, chows=True)[0] == ["1B", "2B", "3B"]
+    assert decode_run(p, CLASSES, chows=False)[0] != ["1B", "2B", "3B"]
+
+
+def test_a_run_of_weak_readings_does_not_become_sure_enough_to_kill() -> None:
+    """Four tiles each leaning the same wrong way (errors of one run go together)."""
+    p = probs(*[{"S": 0.45, "W": 0.35}] * 4)
+    codes, conf = decode_run(p, CLASSES)
+    assert codes == ["S"] * 4
+    assert max(conf) < DEAD_CONFIDENCE
+
+
+def test_thin_row_drops_phantoms_between_tiles_and_keeps_a_spaced_row() -> None:
+    along = [213.0, 228.0, 237.0, 262.0, 288.0, 313.0]  # a phantom at 228 between two tiles
+    weight = [0.9, 0.5, 0.8, 0.9, 0.9, 0.9]
+    assert thin_row(along, weight, 17.0) == [0, 2, 3, 4, 5]
+    assert thin_row([50.0, 0.0, 25.0], [0.2, 0.2, 0.2], 17.0) == [1, 2, 0]
+    assert thin_row([], [], 17.0) == []
+
+
+def _with(det: Detections, conf: np.ndarray) -> Detections:
+    return Detections(det.boxes, det.quads, det.codes, conf.astype(np.float32))
+
+
+def test_a_dead_call_needs_every_tile_of_the_rack_read_surely() -> None:
+    r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E")))
+    assert flags_of(read(r), "wrong_rack") == ["P1-B"]
+    det = r.detections()
+    weak = next(i for i, t in enumerate(r.tiles) if t.zone == "P1-B" and t.code == "E")
+    conf = det.confidence.copy()
+    conf[weak] = (MIN_CONFIDENCE + DEAD_CONFIDENCE) / 2  # readable, not sure enough to kill
+    obs = TableReader(r.layout, card=CARD).read(r.image, _with(det, conf))
+    assert flags_of(obs, "wrong_rack") == []
+    assert flags_of(obs, "unreadable") == ["P1-B"]
+    assert obs.zones["P1-B"].exposures == exps("N N N", "E E E")  # still shown as read
+
+
+@pytest.mark.parametrize("total", [27, 25])
+def test_no_dead_call_while_a_players_count_is_off(total: int) -> None:
+    """A tile the camera missed (total 25) must not turn into a dead-hand call."""
+    obs = read(table(player("P1", exps("8C 8C J"), exps("N N N", "E E E"), total=total)))
+    if total == 27:
+        assert flags_of(obs, "wrong_rack") == ["P1-B"]
+    else:
+        assert flags_of(obs, "wrong_rack") == []
+        assert "P1-B" in flags_of(obs, "unreadable")
+        assert flags_of(obs, "tile_count") == ["P1-A"]
