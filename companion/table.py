@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -40,6 +41,9 @@ DEAD_CONFIDENCE = 0.75
 sure; a rack judged dead on weaker readings is reported ``unreadable`` instead."""
 TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
+RECTIFIED_PX_PER_MM = 20.0 / 24.0
+"""Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
+size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
 MIN_PITCH = 0.72
 """Two detections on one rack row closer than this many tile widths are one tile (or a phantom
 between two): rows are thinned to the heaviest set that respects it (:func:`thin_row`)."""
@@ -231,31 +235,49 @@ class TableReader:
     def _detect_in_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration) -> Detections:
         """Recognition on the part of the frame that holds the zones only; quads in frame pixels.
 
-        A recogniser whose ``detect`` takes ``tile_px`` is told the expected tile width there.
-        One with separate ``localize`` and ``classify`` stages (``vision.pipeline.TileRecognizer``)
-        has its quads snapped to the table first (:meth:`snap_quads`), so each tile is cut from
-        the frame in true perspective before it is read.
+        A recogniser with separate ``localize`` and ``classify`` stages
+        (``vision.pipeline.TileRecognizer``) localises on the zones rectified to a top-down view
+        (:meth:`rectified_zones`: every tile the same size and square to the table, the far racks
+        no smaller than the near ones), its quads are snapped to the table (:meth:`snap_quads`),
+        and each tile is then cut from the original frame in true perspective and read.  Any
+        other recogniser runs on the zones' crop of the frame, told the expected tile width if
+        its ``detect`` takes ``tile_px``.
         """
         assert self.recognizer is not None
         x0, y0, x1, y1 = self.zones_box(calibration, frame.shape)
         if x1 - x0 < 32 or y1 - y0 < 32:
             return Detections.empty()
-        tile_px = self.tile_px(calibration)
-        shift = np.array([x0, y0], np.float32)
-        part = np.ascontiguousarray(frame[y0:y1, x0:x1])
         localize, classify = getattr(self.recognizer, "localize", None), getattr(self.recognizer, "classify", None)
         if callable(localize) and callable(classify):
             t0 = time.perf_counter()
-            quads, objectness = localize(part, tile_px=tile_px)
-            snapped = self.snap_quads(np.asarray(quads, np.float32) + shift, calibration)
+            top, to_table = self.rectified_zones(frame, calibration)
+            quads, objectness = localize(top, tile_px=TILE_MM[0] * RECTIFIED_PX_PER_MM)
+            q = np.asarray(quads, np.float32)
+            in_mm = cv2.perspectiveTransform(q.reshape(-1, 1, 2), to_table).reshape(q.shape) if len(q) else q
+            snapped = self.snap_quads(calibration.to_image(in_mm.astype(np.float32)), calibration)
             det = classify(frame, snapped)
             meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
                     "crop": [x0, y0, x1, y1]}
             return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings, meta, det.probs,
                               det.classes)
-        det = self._detect(part, tile_px)
+        tile_px = self.tile_px(calibration)
+        shift = np.array([x0, y0], np.float32)
+        det = self._detect(np.ascontiguousarray(frame[y0:y1, x0:x1]), tile_px)
         return Detections(det.boxes + np.tile(shift, 2), det.quads + shift, det.codes, det.confidence,
                           det.embeddings, dict(det.meta, crop=[x0, y0, x1, y1]), det.probs, det.classes)
+
+    def rectified_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration,
+                        margin_mm: float = 20.0) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float64]]:
+        """The zones seen from straight above at :data:`RECTIFIED_PX_PER_MM`, and the homography
+        from that image's pixels to table millimetres."""
+        pts = np.concatenate([np.asarray(z.polygon_mm, np.float64) for z in self.layout.zones])
+        lo, hi = pts.min(axis=0) - margin_mm, pts.max(axis=0) + margin_mm
+        s = RECTIFIED_PX_PER_MM
+        to_top = np.array([[s, 0, -lo[0] * s], [0, s, -lo[1] * s], [0, 0, 1]], np.float64)
+        size = (max(32, int(np.ceil((hi[0] - lo[0]) * s))), max(32, int(np.ceil((hi[1] - lo[1]) * s))))
+        top = cv2.warpPerspective(frame, to_top @ calibration.image_to_table, size, flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+        return np.asarray(top, np.uint8), np.linalg.inv(to_top)
 
     def snap_quads(self, quads: npt.ArrayLike, calibration: Calibration) -> npt.NDArray[np.float32]:
         """Detected quads (image pixels) -> the table's own tile outline at each centre, in pixels.

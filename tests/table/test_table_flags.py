@@ -162,3 +162,46 @@ def test_recogniser_is_told_the_tile_size_from_the_homography() -> None:
     assert TILE_W_MM == 24.0 and len(told) == 1
     assert min(widths) * 0.8 <= told[0] <= max(widths) * 1.25  # the rendered tiles' width, give or take perspective
     assert obs.zones["P1-A"].exposures == exps("8C 8C J")
+
+
+def test_two_stage_recogniser_localises_top_down_and_reads_snapped_tiles() -> None:
+    """Localise on the zones seen from above (tiles one size), read each tile cut in perspective."""
+    import cv2
+
+    from companion.table import RECTIFIED_PX_PER_MM, TILE_MM
+
+    r = table(player("P1", exps("8C 8C J")))
+    truth = r.detections()
+    calls: dict[str, object] = {}
+
+    class TwoStage:
+        def localize(self, image: np.ndarray, tile_px: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+            calls["top"], calls["tile_px"] = image.shape, tile_px
+            _, to_table = reader.rectified_zones(r.image, reader.calibrator.last)  # type: ignore[arg-type]
+            mm = reader.calibrator.last.to_table(truth.quads)  # type: ignore[union-attr]
+            top = cv2.perspectiveTransform(mm.reshape(-1, 1, 2), np.linalg.inv(to_table)).reshape(mm.shape)
+            # a sloppy localiser: axis-aligned boxes around the tiles, a little too big
+            lo, hi = top.min(axis=1) - 2, top.max(axis=1) + 2
+            boxes = np.stack([lo, np.stack([hi[:, 0], lo[:, 1]], axis=1), hi,
+                              np.stack([lo[:, 0], hi[:, 1]], axis=1)], axis=1)
+            return boxes.astype(np.float32), np.ones(len(boxes), np.float32)
+
+        def classify(self, image: np.ndarray, quads: np.ndarray) -> object:
+            calls["quads"] = quads
+            return type(truth).from_quads(quads, list(truth.codes), truth.confidence)
+
+    reader = TableReader(r.layout, TwoStage(), card=CARD)
+    obs = reader.read(r.image)
+    assert calls["tile_px"] == TILE_MM[0] * RECTIFIED_PX_PER_MM
+    pts = np.concatenate([np.asarray(z.polygon_mm) for z in r.layout.zones])
+    span = (pts.max(axis=0) - pts.min(axis=0) + 40) * RECTIFIED_PX_PER_MM
+    assert abs(calls["top"][1] - span[0]) <= 2 and abs(calls["top"][0] - span[1]) <= 2  # type: ignore[index]
+    # the quads read are the tiles' own outlines in the frame (snapped), not the sloppy boxes
+    q = np.asarray(calls["quads"])
+    centre_err = np.linalg.norm(q.mean(axis=1) - truth.quads.mean(axis=1), axis=1)
+    widths = [np.linalg.norm(t[1] - t[0]) for t in truth.quads]
+    assert centre_err.max() < 0.15 * min(widths)
+    in_mm = reader.calibrator.last.to_table(q)  # type: ignore[union-attr]
+    sides = np.linalg.norm(np.roll(in_mm, -1, axis=1) - in_mm, axis=2)
+    assert np.allclose(np.sort(sides, axis=1), [[TILE_MM[0]] * 2 + [TILE_MM[1]] * 2], atol=0.5)
+    assert obs.zones["P1-A"].exposures == exps("8C 8C J") and obs.flags == ()
