@@ -95,6 +95,29 @@ def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray,
     return x, labels
 
 
+def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Extra synthetic crops of some classes (``"J:1500,F:800"``), cached on disk by seed and spec."""
+    counts = {}
+    for part in spec.split(","):
+        code, _, n = part.partition(":")
+        if code not in CLASSES or not n.isdigit():
+            raise SystemExit(f"--boost: expected CODE:N[,CODE:N...] with codes of the classifier, got {part!r}")
+        counts[code] = int(n)
+    key = "_".join(f"{c}{n}" for c, n in counts.items())
+    path = C.cache_path(f"boost_s{seed}_{key}.npz")
+    if path.is_file():
+        with np.load(path) as d:
+            return d["x"], d["y"]
+    labels = np.array([CLASSES.index(c) for c, n in counts.items() for _ in range(n)])
+    chunks = np.array_split(labels, 8)
+    jobs = [(seed * 1000 + 777 + i, [CLASSES[k] for k in ch]) for i, ch in enumerate(chunks)]
+    with mp.get_context("spawn").Pool(workers) as pool:
+        x = np.concatenate(pool.map(C.synth_chunk, jobs))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=labels)
+    return x, labels
+
+
 def table_pool(seed: int, frames: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached."""
     path = C.cache_path(f"table_s{seed}_f{frames}.npz")
@@ -200,6 +223,9 @@ def train(args: argparse.Namespace) -> None:
     vx, vy = photo_set("valid")
     vx = centre_crops(vx)
     sx, sy = synth_pool(args.synth_seed or args.seed, args.synth_per_class)
+    if args.boost:
+        bx, by = boost_pool(args.seed, args.boost)
+        sx, sy = np.concatenate([sx, bx]), np.concatenate([sy, by])
     tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     ty = np.zeros(0, np.int64)
     if args.table_crops:
@@ -306,6 +332,8 @@ def main() -> None:
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--synth-per-class", type=int, default=600)
+    p.add_argument("--boost", default="",
+                   help="extra synthetic crops of some classes, e.g. J:1500,F:800 (weak classes)")
     p.add_argument("--synth-seed", type=int, default=0,
                    help="seed of the synthetic pool (default: --seed; reuse a cached pool)")
     p.add_argument("--table-crops", type=int, default=0,

@@ -271,20 +271,23 @@ def make_targets(
 class TablePool:
     """Rendered whole-table frames (:mod:`vision.render`) cut into SIZE x SIZE training windows.
 
-    Each window is scaled so that the frame's median tile is about
-    :data:`vision.pipeline.TARGET_TILE_PX` wide (x0.7-1.4), as ``TableReader`` scales its input,
-    and centred near a random tile.  Faces: every training artwork style, the American style
-    alone, or real tiles from tiles-photos-v4 ``train/`` (``scripts/table_crops.py``).
+    Two kinds of window, centred near a random tile: a share ``top_down`` of them is the table
+    seen from straight above at ``companion.table.RECTIFIED_PX_PER_MM`` (x0.8-1.25), as
+    ``TableReader`` localises; the others are the frame itself scaled so that its median tile is
+    about :data:`vision.pipeline.TARGET_TILE_PX` wide (x0.7-1.4).  Faces: every training artwork
+    style, the American style alone, or real tiles from tiles-photos-v4 ``train/``
+    (``scripts/table_crops.py``).
     """
 
-    def __init__(self, frames: int, seed: int) -> None:
+    def __init__(self, frames: int, seed: int, top_down: float = 0.0) -> None:
         from companion.rules.tiles import AMERICAN, CHINESE
         from scripts.table_crops import SIZES, SOURCES, _faces
         from vision.layout import load_layout
         from vision.render import random_scene, random_view, render_table
 
         layout = load_layout("siamese-2")
-        self.frames: list[tuple[np.ndarray, np.ndarray]] = []
+        self.top_down = top_down
+        self.frames: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for i in range(frames):
             fs = seed * 7907 + i
             rng = np.random.default_rng(fs)
@@ -293,12 +296,14 @@ class TablePool:
             size = SIZES[int(rng.integers(len(SIZES)))]
             r = render_table(layout, random_scene(layout, fs, tileset), seed=fs, view=random_view(fs, size),
                              faces=_faces(source))
-            self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32)))
+            self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32), r.table_to_image))
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         from vision.pipeline import TARGET_TILE_PX
 
-        img, quads = self.frames[int(rng.integers(len(self.frames)))]
+        img, quads, to_image = self.frames[int(rng.integers(len(self.frames)))]
+        if rng.random() < self.top_down:
+            return self._top_down(img, quads, to_image, rng)
         short = float(np.median(quad_params(quads)[:, 2]))
         s = TARGET_TILE_PX / max(short, 1.0) * math.exp(rng.uniform(math.log(0.7), math.log(1.4)))
         c = quads[int(rng.integers(len(quads)))].mean(axis=0) + rng.normal(0, 60, 2)
@@ -308,13 +313,28 @@ class TablePool:
         q = quads.reshape(-1, 2) @ m[:, :2].T + m[:, 2]
         return colour_jitter(out, rng), q.reshape(-1, 4, 2).astype(np.float32)
 
+    def _top_down(self, img: np.ndarray, quads: np.ndarray, to_image: np.ndarray,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        from companion.table import RECTIFIED_PX_PER_MM
+
+        s = RECTIFIED_PX_PER_MM * math.exp(rng.uniform(math.log(0.8), math.log(1.25)))
+        to_mm = np.linalg.inv(to_image)
+        mm = cv2.perspectiveTransform(quads.reshape(-1, 1, 2).astype(np.float64), to_mm).reshape(-1, 4, 2)
+        c = mm[int(rng.integers(len(mm)))].mean(axis=0) + rng.normal(0, 60, 2)
+        window = np.array([[s, 0, SIZE / 2 - s * c[0]], [0, s, SIZE / 2 - s * c[1]], [0, 0, 1]], np.float64)
+        m = window @ to_mm
+        out = cv2.warpPerspective(img, m, (SIZE, SIZE), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+        q = cv2.perspectiveTransform(quads.reshape(-1, 1, 2).astype(np.float64), m).reshape(-1, 4, 2)
+        return colour_jitter(out, rng), q.astype(np.float32)
+
 
 class Source:
     """Training samples: augmented photos, plus synthetic scenes and table frames when requested."""
 
     def __init__(
         self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2,
-        table_frac: float = 0.0, table_frames: int = 60,
+        table_frac: float = 0.0, table_frames: int = 60, top_down: float = 0.0,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -327,7 +347,7 @@ class Source:
 
             self.synth = SceneMaker(seed=seed)
         self.table_frac = table_frac
-        self.table = TablePool(table_frames, seed) if table_frac > 0 else None
+        self.table = TablePool(table_frames, seed, top_down) if table_frac > 0 else None
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         if self.table is not None and rng.random() < self.table_frac:
@@ -449,6 +469,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--table", type=float, default=0.0,
                     help="fraction of windows cut from rendered whole-table frames (TablePool)")
     ap.add_argument("--table-frames", type=int, default=60, help="rendered table frames in the pool")
+    ap.add_argument("--top-down", type=float, default=0.0,
+                    help="share of table windows seen from straight above, as the table reader localises")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
@@ -523,7 +545,8 @@ def train(args: argparse.Namespace) -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
-    source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames)
+    source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
+                    args.top_down)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):
