@@ -43,6 +43,17 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
 
 
 @needs_torch
+def test_table_localizer_training_smoke(tmp_path: Path) -> None:
+    """Windows cut from rendered tables, all of them seen top-down as the table reader localises."""
+    onnx = tmp_path / "loc.onnx"
+    _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
+          "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1", "--table", "1.0",
+          "--table-frames", "2", "--top-down", "1.0"])
+    outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
+    assert outs[0].shape[-2:] == (80, 80) and np.isfinite(outs[0]).all()
+
+
+@needs_torch
 def test_classifier_training_smoke(tmp_path: Path) -> None:
     _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
           "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
