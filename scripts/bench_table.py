@@ -235,6 +235,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="1280x720,1920x1080")
     ap.add_argument("--input-long-side", type=int, default=None,
                     help="the localiser's input long side (default: the recogniser's own choice)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="onnxruntime threads per model (default 2, the recogniser's default)")
     ap.add_argument("--models", type=Path, default=REPO / "models",
                     help="folder with localizer.onnx and classifier.onnx (default: models/)")
     args = ap.parse_args()
@@ -247,12 +249,12 @@ def main() -> int:
         from vision.artwork import tile_faces
         from vision.pipeline import TileRecognizer
 
-        recognizer: Any = TileRecognizer(models, input_long_side=args.input_long_side)
+        recognizer: Any = TileRecognizer(models, input_long_side=args.input_long_side, threads=args.threads)
         faces = tile_faces("american-synth")
     else:
         recognizer = Oracle(args.misread)
     print(f"bench_table: layout {args.layout}, variant {args.variant}, card {Path(args.card).name}, "
-          f"recognizer {'model (end to end)' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
+          f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
     for text in args.sizes.split(","):
         w, h = (int(v) for v in text.lower().split("x"))
         _report((w, h), run_size(args, (w, h), recognizer, faces), args.tables)

@@ -247,7 +247,7 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=20, help="synthetic 1280x720 frames")
     ap.add_argument("--american", type=int, default=40, help="synthetic American scenes")
     ap.add_argument("--no-peer", action="store_true")
-    ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads for ours")
+    ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
     args = ap.parse_args()
 

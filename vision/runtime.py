@@ -43,6 +43,9 @@ class OnnxModel:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle pool threads would spin between runs and take the core the caller's own numpy and
+        # OpenCV work needs (on 2 cores: table frames 97 ms with spinning, see docs/recognition.md).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
