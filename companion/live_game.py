@@ -50,9 +50,11 @@ class Corrections:
                 del self._by_tile[(name, index)]  # the tile moved: forget its correction
                 continue
             zones[name] = _replace_tile(z, index, code)
-        # a rack whose every uncertain tile was corrected by the player can be judged again
+        # a rack whose every uncertain tile was corrected by the player can be judged again (not
+        # while the player's tile count is off: a correction does not find a missed tile)
         cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
-        flags = tuple(f for f in obs.flags if not (f.kind == "unreadable" and f.zone in cleared))
+        flags = tuple(f for f in obs.flags
+                      if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count"))
         return replace(obs, zones=zones, flags=flags)
 
     def to_json(self) -> list[list[Any]]:
@@ -74,7 +76,8 @@ def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
             pos += len(e)
         exposures = tuple(out)
     uncertain = tuple(i for i in z.uncertain if i != index)  # the player's word is certain
-    return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain)
+    confidence = tuple(1.0 if i == index else c for i, c in enumerate(z.confidence))
+    return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain, confidence=confidence)
 
 
 class LiveGame:

@@ -23,22 +23,24 @@ from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
 from companion.table_decode import decode_run
-from companion.table_flags import RuleContext, copies_flags, evaluate, player_totals, rack_flags
+from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import SeenTile, grouping_options, order_rows, thin_row, touching_runs
-from companion.table_types import FLAG_KINDS, Flag, HomographyState, TableObservation, ZoneReading
+from companion.table_types import (
+    FLAG_KINDS,
+    MIN_CONFIDENCE,
+    Flag,
+    HomographyState,
+    TableObservation,
+    ZoneReading,
+)
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout, Zone
 from vision.types import Detections
 
 __all__ = [
-    "FLAG_KINDS", "Flag", "HomographyState", "Recognizer", "TableObservation", "TableReader", "ZoneReading",
-    "read_zones",
+    "FLAG_KINDS", "MIN_CONFIDENCE", "Flag", "HomographyState", "Recognizer", "TableObservation", "TableReader",
+    "ZoneReading", "read_zones",
 ]
-MIN_CONFIDENCE = 0.6
-"""Reads below this confidence are ``uncertain``: shown, never used to call a hand dead."""
-DEAD_CONFIDENCE = 0.75
-"""A hand is called dead (``wrong_rack``) only when every tile of its rack was read at least this
-sure; a rack judged dead on weaker readings is reported ``unreadable`` instead."""
 TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
 RECTIFIED_PX_PER_MM = 20.0 / 24.0
@@ -72,7 +74,7 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
     return out
 
 
-def _thin(det: Detections, along: npt.NDArray[np.float32], across: npt.NDArray[np.float32],
+def _thin(along: npt.NDArray[np.float32], across: npt.NDArray[np.float32],
           weight: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
     """Indexes of a rack's detections left once each row is thinned to one tile per pitch."""
     rows = order_rows([SeenTile("", float(a), float(c), TILE_MM[0], TILE_MM[1]) for a, c in zip(along, across, strict=True)])
@@ -87,7 +89,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
                   quads: npt.NDArray[np.float32], min_conf: float, chows: bool, choose: Chooser,
                   jokers: bool = True, weight: npt.NDArray[np.float32] | None = None) -> ZoneReading:
     axis, perp = layout.reading_axes(zone)
-    keep = _thin(det, centres @ axis, centres @ perp, det.confidence if weight is None else weight)
+    keep = _thin(centres @ axis, centres @ perp, det.confidence if weight is None else weight)
     det, centres, quads = det[keep], centres[keep], quads[keep]
     up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
     seen = [
@@ -157,8 +159,7 @@ class TableReader:
 
     def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
                  variant: str = "mjm", calibration: Calibration | None = None, tile_set: str | None = None,
-                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True,
-                 dead_confidence: float = DEAD_CONFIDENCE) -> None:
+                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True) -> None:
         rules = get_variant(variant)
         if tile_set is not None and tile_set not in TILE_SETS:
             raise ValueError(f"unknown tile set: {tile_set!r} (known: {', '.join(sorted(TILE_SETS))})")
@@ -168,7 +169,6 @@ class TableReader:
         self.ctx = RuleContext(rules, tiles, card, count_backs)
         self.calibrator = Calibrator.for_layout(layout, fixed=calibration)
         self.min_confidence = min_confidence
-        self.dead_confidence = max(dead_confidence, min_confidence)
         self._mj_jokers: dict[str, int] = {}
         self._takes_tile_px: bool | None = None
 
@@ -316,37 +316,28 @@ class TableReader:
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
 
     def _guard_dead_calls(self, zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
-        """No dead-hand call on a reading that is not sure enough to bear it.
+        """No dead-hand call on a player whose tile count the camera did not see add up.
 
-        ``wrong_rack`` becomes ``unreadable`` on a rack whose weakest tile is read below
-        :attr:`dead_confidence` (a small tile misread with its neighbours can look like a whole
-        wrong group), and on the racks of a player whose visible total does not add up where
-        backs are countable: a tile the camera missed, or a phantom it added, changes a group's
-        size, and a group of the wrong size can make a live hand look dead.  The ``tile_count``
-        flag still says what is off; a true count error is flagged either way.  Likewise "more
-        copies in view than the set holds" is only said of tiles read that surely.
+        A tile the camera missed, or a phantom it added, changes a group's size, and a group of
+        the wrong size can make a live hand look dead.  Where backs are countable and a player's
+        visible total is off, that player's racks with exposures are not judged: an ``unreadable``
+        flag of cause ``"count"`` (which a player's correction of a tile does not clear) replaces
+        any ``wrong_rack``; the ``tile_count`` flag still says what is off, so a true count error
+        is flagged either way.  (A rack with an uncertain tile is never judged in the first place:
+        :func:`companion.table_flags.rack_flags`.)
         """
-        off_racks: dict[str, str] = {}
-        for z in zones.values():
-            if z.kind == "rack" and z.least_confidence() < self.dead_confidence:
-                off_racks[z.name] = f"its weakest tile is read at {z.least_confidence():.0%}"
+        if not self.ctx.count_backs:
+            return flags
+        off: dict[str, str] = {}
         for p, (total, expected, racks) in player_totals(zones, self.ctx).items():
-            if self.ctx.count_backs and total not in (expected, expected + 1):
+            if total not in (expected, expected + 1):
                 for z in racks:
-                    off_racks.setdefault(z.name, f"player {p} shows {total} tiles, not {expected} or {expected + 1}")
-        # "more copies in view than the set holds" only from tiles read surely enough to judge by
-        sure = {name: replace(z, uncertain=tuple(i for i, c in enumerate(z.confidence) if c < self.dead_confidence))
-                for name, z in zones.items() if z.confidence}
-        unsure_copies = set(copies_flags(zones, self.ctx)) - set(copies_flags({**zones, **sure}, self.ctx))
-        out = []
-        for f in flags:
-            if f in unsure_copies:
-                continue
-            if f.kind == "wrong_rack" and f.zone in off_racks:
-                out.append(Flag("unreadable", f.zone, f"{f.zone}: not judged while {off_racks[f.zone]} "
-                                                      "(a tile may be hidden or misread)"))
-            else:
-                out.append(f)
+                    if z.exposures:
+                        off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
+        out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)]
+        for name, why in off.items():
+            out.append(Flag("unreadable", name, f"{name}: not judged while {why} (a tile may be hidden or misread)",
+                            cause="count"))
         return out
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:

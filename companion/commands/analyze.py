@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.cli import CommandError
+from companion.table_types import MIN_CONFIDENCE
 
 NAME = "analyze"
 HELP = "read one table photo: tiles per zone, exposures, rule flags and Mah Jongg displays"
@@ -41,8 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--detections", metavar="FILE",
                    help="use these detections (JSON of 'python -m companion detect --json') instead of the models")
     p.add_argument("--models", metavar="DIR", default=str(REPO / "models"), help="models folder")
-    p.add_argument("--min-confidence", type=float, default=0.6,
-                   help="reads below this are 'uncertain' and never call a hand dead (default 0.6)")
+    p.add_argument("--min-confidence", type=float, default=MIN_CONFIDENCE,
+                   help=f"reads below this are 'uncertain' and never call a hand dead (default {MIN_CONFIDENCE})")
     p.add_argument("--no-count-backs", action="store_true",
                    help="do not check players' tile totals (backs not visible to the camera)")
     p.add_argument("--annotate", metavar="OUT.png", help="write the frame with zones, tiles and flags drawn")

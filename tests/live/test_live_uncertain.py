@@ -44,3 +44,19 @@ def test_correcting_the_uncertain_tile_lets_the_rules_judge() -> None:
     game.reapply()
     assert game.last.zones["P1-A"].uncertain == ()
     assert _kinds(game.last) == ["wrong_rack"]
+
+
+def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
+    """The reader held the rack back because the player's tiles do not add up (a tile missed):
+    correcting the uncertain tile must not let the rules call the hand dead."""
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    game = LiveGame(checker=rules.flags)
+    obs = _rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,))
+    count = Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 25 tiles", cause="count")
+    game.observe(TableObservation(obs.zones, "fresh", obs.flags + (count,)))
+    game.correct("P1-A", 5, "RD")
+    game.reapply()
+    assert game.last is not None and game.last.zones["P1-A"].uncertain == ()
+    assert _kinds(game.last) == ["unreadable"] and "25 tiles" in game.last.flags[0].message
+    assert game.last.zones["P1-A"].confidence == ()  # a zone read without confidences keeps none

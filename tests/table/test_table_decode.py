@@ -7,7 +7,7 @@ import pytest
 from table_helpers import CARD, exps, flags_of, player, read, table
 
 from companion.rules.tiles import ALL_CODES
-from companion.table import DEAD_CONFIDENCE, MIN_CONFIDENCE, TableReader
+from companion.table import MIN_CONFIDENCE, TableReader
 from companion.table_decode import decode_run
 from companion.table_group import thin_row
 from vision.types import Detections
@@ -60,7 +60,7 @@ def test_a_run_of_weak_readings_does_not_become_sure_enough_to_kill() -> None:
     p = probs(*[{"S": 0.45, "W": 0.35}] * 4)
     codes, conf = decode_run(p, CLASSES)
     assert codes == ["S"] * 4
-    assert max(conf) < DEAD_CONFIDENCE
+    assert max(conf) < MIN_CONFIDENCE
 
 
 def test_thin_row_drops_phantoms_between_tiles_and_keeps_a_spaced_row() -> None:
@@ -71,21 +71,18 @@ def test_thin_row_drops_phantoms_between_tiles_and_keeps_a_spaced_row() -> None:
     assert thin_row([], [], 17.0) == []
 
 
-def _with(det: Detections, conf: np.ndarray) -> Detections:
-    return Detections(det.boxes, det.quads, det.codes, conf.astype(np.float32))
-
-
-def test_a_dead_call_needs_every_tile_of_the_rack_read_surely() -> None:
+def test_a_weak_tile_keeps_its_rack_from_being_judged() -> None:
     r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E")))
     assert flags_of(read(r), "wrong_rack") == ["P1-B"]
     det = r.detections()
     weak = next(i for i, t in enumerate(r.tiles) if t.zone == "P1-B" and t.code == "E")
     conf = det.confidence.copy()
-    conf[weak] = (MIN_CONFIDENCE + DEAD_CONFIDENCE) / 2  # readable, not sure enough to kill
-    obs = TableReader(r.layout, card=CARD).read(r.image, _with(det, conf))
+    conf[weak] = MIN_CONFIDENCE - 0.05  # a fair guess, not sure enough to kill
+    obs = TableReader(r.layout, card=CARD).read(r.image, Detections(det.boxes, det.quads, det.codes, conf))
     assert flags_of(obs, "wrong_rack") == []
     assert flags_of(obs, "unreadable") == ["P1-B"]
     assert obs.zones["P1-B"].exposures == exps("N N N", "E E E")  # still shown as read
+    assert min(obs.zones["P1-B"].confidence) == conf[weak]
 
 
 @pytest.mark.parametrize("total", [27, 25])
@@ -96,5 +93,7 @@ def test_no_dead_call_while_a_players_count_is_off(total: int) -> None:
         assert flags_of(obs, "wrong_rack") == ["P1-B"]
     else:
         assert flags_of(obs, "wrong_rack") == []
-        assert "P1-B" in flags_of(obs, "unreadable")
+        count = [f for f in obs.flags if f.kind == "unreadable"]
+        assert sorted(f.zone for f in count) == ["P1-A", "P1-B"]  # both racks with exposures
+        assert all(f.cause == "count" and "25 tiles" in f.message for f in count)
         assert flags_of(obs, "tile_count") == ["P1-A"]
