@@ -6,8 +6,9 @@ six tiles of a run say together what none says alone.  :func:`decode_run` treats
 as a hidden Markov chain over kinds: each tile belongs to the exposure of the current kind and
 is that kind or a joker; the kind changes between neighbours only at an exposure boundary,
 which costs :data:`SWITCH` (the odds of a boundary to one particular kind against carrying on).
-Forward-backward gives each tile's probability of each code, so a tile the neighbours vouch
-for becomes confident, and a tile that is truly different keeps its own reading.
+The codes are the chain's likeliest reading (Viterbi); forward-backward on the tempered chain
+gives each tile's confidence, so a tile the neighbours vouch for becomes confident, and a tile
+that is truly different keeps its own reading.
 
 With chows (Chinese-style and WP tables) the chain may also step to the next rank of a suit.
 The returned confidences are posteriors; a reader that keeps its "uncertain, never judged"
@@ -28,9 +29,9 @@ SWITCH = 0.01
 JOKER_SHARE = 0.15
 """Prior share of jokers among the tiles of an exposure (where the set has jokers)."""
 TEMPER = 0.7
-"""Each tile's probabilities are raised to this power before they are combined: the tiles of a
-run are seen under one light and one blur, so their errors go together, and a run read as one
-wrong kind must not look certain (a confident wrong reading could call a live hand dead)."""
+"""The confidences come from the chain raised to this power (evidence, joker prior and boundary
+odds): the tiles of a run are seen under one light and one blur, so their errors go together,
+and a run read as one wrong kind must not look certain (it could call a live hand dead)."""
 
 FloatArray = npt.NDArray[np.float64]
 
