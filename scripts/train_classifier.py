@@ -18,6 +18,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,20 +80,30 @@ class Exported(nn.Module):
 # ---------------------------------------------------------------- data
 
 
-def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """``per_class`` synthetic crops of every class, cached on disk by (seed, per_class)."""
-    path = C.cache_path(f"synth_s{seed}_n{per_class}.npz")
+def _cached(path: Path, make: Callable[[], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` from the npz cache at ``path``, made (and saved) by ``make()`` the first time."""
     if path.is_file():
         with np.load(path) as d:
             return d["x"], d["y"]
-    labels = np.repeat(np.arange(len(CLASSES)), per_class)
-    chunks = np.array_split(labels, 16)
-    jobs = [(seed * 1000 + i, [CLASSES[k] for k in ch]) for i, ch in enumerate(chunks)]
-    with mp.get_context("spawn").Pool(workers) as pool:
-        x = np.concatenate(pool.map(C.synth_chunk, jobs))
+    x, y = make()
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=x, y=labels)
-    return x, labels
+    np.savez(path, x=x, y=y)
+    return x, y
+
+
+def _synth_crops(labels: np.ndarray, first_seed: int, chunks: int, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic crops of the given class indices, drawn in ``chunks`` seeded jobs on a process pool."""
+    parts = np.array_split(labels, chunks)
+    jobs = [(first_seed + i, [CLASSES[k] for k in ch]) for i, ch in enumerate(parts) if len(ch)]
+    with mp.get_context("spawn").Pool(workers) as pool:
+        return np.concatenate(pool.map(C.synth_chunk, jobs)), labels
+
+
+def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``per_class`` synthetic crops of every class, cached on disk by (seed, per_class)."""
+    labels = np.repeat(np.arange(len(CLASSES)), per_class)
+    return _cached(C.cache_path(f"synth_s{seed}_n{per_class}.npz"),
+                   lambda: _synth_crops(labels, seed * 1000, 16, workers))
 
 
 def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -104,44 +115,24 @@ def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.n
             raise SystemExit(f"--boost: expected CODE:N[,CODE:N...] with codes of the classifier, got {part!r}")
         counts[code] = int(n)
     key = "_".join(f"{c}{n}" for c, n in counts.items())
-    path = C.cache_path(f"boost_s{seed}_{key}.npz")
-    if path.is_file():
-        with np.load(path) as d:
-            return d["x"], d["y"]
     labels = np.array([CLASSES.index(c) for c, n in counts.items() for _ in range(n)])
-    chunks = np.array_split(labels, 8)
-    jobs = [(seed * 1000 + 777 + i, [CLASSES[k] for k in ch]) for i, ch in enumerate(chunks)]
-    with mp.get_context("spawn").Pool(workers) as pool:
-        x = np.concatenate(pool.map(C.synth_chunk, jobs))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=x, y=labels)
-    return x, labels
+    return _cached(C.cache_path(f"boost_s{seed}_{key}.npz"),
+                   lambda: _synth_crops(labels, seed * 1000 + 777, 8, workers))
 
 
 def table_pool(seed: int, frames: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached."""
-    path = C.cache_path(f"table_s{seed}_f{frames}.npz")
-    if path.is_file():
-        with np.load(path) as d:
-            return d["x"], d["y"]
     from scripts.table_crops import table_crops
 
-    x, y = table_crops(seed, frames, workers)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=x, y=y)
-    return x, y
+    return _cached(C.cache_path(f"table_s{seed}_f{frames}.npz"), lambda: table_crops(seed, frames, workers))
 
 
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
-    path = C.cache_path(f"photos_{split}_pad{C.PAD}.npz")
-    if path.is_file():
-        with np.load(path) as d:
-            return d["x"], d["y"]
-    patches, codes = C.photo_patches(split)
-    y = np.array([CLASSES.index(c) for c in codes])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=patches, y=y)
-    return patches, y
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        patches, codes = C.photo_patches(split)
+        return patches, np.array([CLASSES.index(c) for c in codes])
+
+    return _cached(C.cache_path(f"photos_{split}_pad{C.PAD}.npz"), make)
 
 
 def to_tensor(crops: np.ndarray) -> torch.Tensor:
