@@ -18,6 +18,7 @@ rule on them still never calls a rack dead on a guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +37,9 @@ and a run read as one wrong kind must not look certain (it could call a live han
 FloatArray = npt.NDArray[np.float64]
 
 
-def _transitions(kinds: Sequence[str], chows: bool, switch: float) -> FloatArray:
+@lru_cache(maxsize=16)
+def _transitions(kinds: tuple[str, ...], chows: bool, switch: float) -> FloatArray:
+    """Kind-to-kind odds (K, K), built once per class list (read-only: shared between calls)."""
     k = len(kinds)
     t = np.full((k, k), switch, np.float64)
     np.fill_diagonal(t, 1.0)
@@ -47,6 +50,7 @@ def _transitions(kinds: Sequence[str], chows: bool, switch: float) -> FloatArray
                    and suit_of(d) == s and rank_of(d) == r + 1]
             for j in nxt:
                 t[i, j] = 1.0
+    t.flags.writeable = False
     return t
 
 
@@ -70,7 +74,7 @@ def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
     natural = (1 - share) ** temper * pk + 1e-9
     joker = share ** temper * pj[:, None]
     emit = natural + joker  # (n, K): the tile under an exposure of kind k
-    trans = _transitions(kinds, chows, SWITCH ** temper)
+    trans = _transitions(tuple(kinds), chows, SWITCH ** temper)
     fwd = np.empty_like(emit)
     fwd[0] = emit[0] / emit[0].sum()
     for i in range(1, n):
