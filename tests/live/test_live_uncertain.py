@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from companion.live_game import LiveGame
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.table import Flag, TableObservation, ZoneReading
@@ -53,10 +55,11 @@ def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
     assert rules is not None
     game = LiveGame(checker=rules.flags)
     obs = _rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,))
+    zone = replace(obs.zones["P1-A"], confidence=(0.9,) * 5 + (0.4, 0.9))
     count = Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 25 tiles", cause="count")
-    game.observe(TableObservation(obs.zones, "fresh", obs.flags + (count,)))
+    game.observe(TableObservation({"P1-A": zone}, "fresh", obs.flags + (count,)))
     game.correct("P1-A", 5, "RD")
     game.reapply()
     assert game.last is not None and game.last.zones["P1-A"].uncertain == ()
     assert _kinds(game.last) == ["unreadable"] and "25 tiles" in game.last.flags[0].message
-    assert game.last.zones["P1-A"].confidence == ()  # a zone read without confidences keeps none
+    assert game.last.zones["P1-A"].confidence[5] == 1.0  # the player's word is certain
