@@ -197,6 +197,17 @@ def export(net: TileNet, out_dir: Path, meta: dict[str, Any]) -> Path:
     return onnx_path
 
 
+def init_from(net: TileNet, path: Path, photo_patches: np.ndarray) -> None:
+    """Start ``net`` from a checkpoint (``last.pt``) or from an exported ``classifier.onnx``."""
+    if path.suffix == ".onnx":
+        from scripts.onnx_weights import load_onnx_weights
+
+        calib = to_tensor(centre_crops(photo_patches[np.random.default_rng(0).permutation(len(photo_patches))[:512]]))
+        load_onnx_weights(net, path, calib)
+        return
+    net.load_state_dict(torch.load(path, weights_only=False)["model"])
+
+
 def _checkpoint(path: Path, **state: Any) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
@@ -238,7 +249,7 @@ def train(args: argparse.Namespace) -> None:
     )
     start = 0
     if args.init:
-        net.load_state_dict(torch.load(args.init, weights_only=False)["model"])
+        init_from(net, args.init, px)
         print(f"initialised from {args.init}", flush=True)
     if args.resume and ckpt.is_file():
         st = torch.load(ckpt, weights_only=False)
@@ -331,7 +342,8 @@ def main() -> None:
                    help="add crops cut from this many rendered whole-table frames (scripts/table_crops.py); "
                         "a tenth as many frames of another seed are the table validation")
     p.add_argument("--resume", action="store_true")
-    p.add_argument("--init", type=Path, default=None, help="start from this checkpoint's weights")
+    p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
+                        "(e.g. models/classifier.onnx, the committed model)")
     p.add_argument("--max-batches", type=int, default=0, help="debug: stop each epoch early")
     p.add_argument("--run-dir", default="runs/classifier")
     p.add_argument("--out", default="models", help="where to export the ONNX model")

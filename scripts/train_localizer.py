@@ -475,7 +475,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
     ap.add_argument("--export-only", action="store_true")
-    ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume")
+    ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume: a run's last.pt or an "
+                         "exported .onnx such as models/localizer-table.onnx")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument(
         "--recipe",
@@ -535,7 +536,7 @@ def train(args: argparse.Namespace) -> None:
         torch.set_rng_state(state["torch_rng"])
         start = state["epoch"]
         print(f"resumed from {ckpt} at epoch {start}")
-    elif args.init is not None:
+    elif args.init is not None and args.init.suffix != ".onnx":
         missing = net.load_state_dict(
             torch.load(args.init, weights_only=False)["model"], strict=False
         )
@@ -548,6 +549,12 @@ def train(args: argparse.Namespace) -> None:
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down)
     val = load_split("valid")[: args.eval_photos]
+    if start == 0 and args.init is not None and args.init.suffix == ".onnx":
+        from scripts.onnx_weights import load_onnx_weights
+
+        calib = torch.cat([source.batch(args.batch, np.random.default_rng(args.seed + 99))[0] for _ in range(4)])
+        load_onnx_weights(net, args.init, calib)
+        print(f"initialised from {args.init}")
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):
         t0 = time.time()

@@ -61,3 +61,49 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
     logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
     assert logits.shape[0] == emb.shape[0] == 3 and np.isfinite(logits).all()
+
+
+_ROUND_TRIP = """
+import sys
+from pathlib import Path
+import torch
+from scripts.onnx_weights import load_onnx_weights
+torch.manual_seed(0)
+kind, src, dst = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+if kind == "classifier":
+    from scripts.train_classifier import TileNet, export
+    net = TileNet()
+    load_onnx_weights(net, src, torch.rand(64, 3, 64, 48))
+    export(net, dst, {})
+else:
+    from scripts.train_localizer import LocNet, export_onnx
+    net = LocNet()
+    load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
+    export_onnx(net, dst / "localizer.onnx")
+"""
+
+
+@needs_torch
+@pytest.mark.parametrize(("kind", "model", "shape"), [
+    ("classifier", "classifier.onnx", (6, 3, 64, 48)),
+    ("localizer", "localizer-table.onnx", (1, 3, 320, 320)),
+])
+def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, shape: tuple[int, ...]) -> None:
+    """Training can start from the committed ONNX file (its BatchNorms were folded on export):
+    loaded into the torch net and exported again, it computes what the committed file computes."""
+    _run(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
+    again = tmp_path / ("classifier.onnx" if kind == "classifier" else "localizer.onnx")
+    x = np.random.default_rng(1).uniform(0, 1 if kind == "classifier" else 255, shape).astype(np.float32)
+    want = OnnxModel(REPO / "models" / model).run(x)
+    got = OnnxModel(again).run(x)
+    for w, g in zip(want, got, strict=True):
+        assert w.shape == g.shape
+        np.testing.assert_allclose(g, w, atol=1e-3 * max(1.0, float(np.abs(w).max())))
+
+
+@needs_torch
+def test_an_onnx_file_of_another_net_is_refused(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-c", _ROUND_TRIP, "localizer", str(REPO / "models" / "classifier.onnx"),
+                          str(tmp_path)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         capture_output=True, text=True, timeout=240)
+    assert res.returncode != 0 and "ValueError" in res.stderr and "classifier.onnx" in res.stderr
