@@ -50,6 +50,7 @@ class LiveConfig:
     still_frames: int = 2
     jpeg_quality: int = 75
     demo_fps: float = 8.0
+    camera_size: tuple[int, int] = (1920, 1080)  # asked of a camera index (vision.capture.CAMERA_SIZE)
     replay: bool = False  # the demo with its recorded readings even when models are installed
     warnings: tuple[str, ...] = field(default=())
 
@@ -112,7 +113,8 @@ class Live:
         else:
             spec = self.config.source
             self._source = Resilient(
-                lambda: open_source(spec, phone=self.phone, demo_fps=self.config.demo_fps), spec)
+                lambda: open_source(spec, phone=self.phone, demo_fps=self.config.demo_fps,
+                                    camera_size=self.config.camera_size), spec)
         return self._source.frames()
 
     def start(self) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from vision.capture import (
+    CAMERA_SIZE,
     DEMO_DIR,
     FolderSource,
     Frame,
@@ -19,6 +20,7 @@ from vision.capture import (
     VideoSource,
     decode_jpeg,
     open_source,
+    parse_size,
 )
 
 
@@ -136,3 +138,41 @@ def test_resilient_retries_with_backoff_and_keeps_counting() -> None:
     assert src.failures >= 3
     assert "ended" in src.last_error
     src.close()
+
+
+def test_a_camera_is_asked_for_the_chosen_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: dict[int, float] = {}
+
+    class FakeCapture:
+        def __init__(self, spec: object) -> None:
+            self.spec = spec
+
+        def isOpened(self) -> bool:  # noqa: N802 (cv2's name)
+            return True
+
+        def set(self, prop: int, value: float) -> bool:
+            asked[prop] = value
+            return True
+
+        def read(self) -> tuple[bool, np.ndarray]:
+            return True, np.zeros((4, 4, 3), np.uint8)
+
+        def release(self) -> None:
+            pass
+
+    monkeypatch.setattr(cv2, "VideoCapture", FakeCapture)
+    src = open_source("0")
+    next(src.frames())
+    assert (asked[cv2.CAP_PROP_FRAME_WIDTH], asked[cv2.CAP_PROP_FRAME_HEIGHT]) == CAMERA_SIZE == (1920, 1080)
+    asked.clear()
+    next(open_source("0", camera_size=parse_size("1280x720")).frames())
+    assert (asked[cv2.CAP_PROP_FRAME_WIDTH], asked[cv2.CAP_PROP_FRAME_HEIGHT]) == (1280, 720)
+    asked.clear()
+    next(open_source("rtsp://example.invalid/s").frames())
+    assert asked == {}  # a stream or a file is read at its own size
+
+
+@pytest.mark.parametrize("bad", ["1920", "x1080", "1920x", "big", "0x0", "1920x1080x3", "-1x5"])
+def test_a_bad_camera_size_is_named(bad: str) -> None:
+    with pytest.raises(ValueError, match="WIDTHxHEIGHT"):
+        parse_size(bad)

@@ -55,6 +55,12 @@ def test_unknown_variant_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "klingon" in capsys.readouterr().err
 
 
+def test_bad_camera_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--camera-size", "1920by1080", "--source", "demo"]) == 2
+    err = capsys.readouterr().err
+    assert "--camera-size" in err and "1920by1080" in err
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
 def test_self_signed_certificate_is_made_once(tmp_path: Path) -> None:
     cert, key = self_signed_cert(tmp_path, "192.168.1.20")

@@ -6,7 +6,7 @@ let busy = false;
 
 async function start() {
   if (!navigator.mediaDevices) { $("cam-status").textContent = "camera needs HTTPS: start serve with --https"; return; }
-  const stream = await navigator.mediaDevices.getUserMedia({video: {facingMode: "environment", width: {ideal: 1280}, height: {ideal: 720}}});
+  const stream = await navigator.mediaDevices.getUserMedia({video: {facingMode: "environment", width: {ideal: 1920}, height: {ideal: 1080}}});
   const video = $("cam");
   video.srcObject = stream;
   await video.play();
