@@ -66,7 +66,20 @@ def jitter_quads(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> np
     return ((q - c) * scale + c + shift + bend).astype(np.float32)
 
 
-def frame_crops(seed: int, source: str) -> tuple[npt.NDArray[np.uint8], list[str]]:
+def snap_jitter(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    """True face quads -> quads with the table reader's error: it lays the true face outline in
+    perspective at the localised centre (``TableReader.snap_quads``), so only the centre (a few
+    per cent of the tile) and the scale (the face's height above the table) are off."""
+    q = np.asarray(quads, np.float32)
+    if len(q) == 0:
+        return q.copy()
+    c = q.mean(axis=1, keepdims=True)
+    size = np.linalg.norm(q[:, 1] - q[:, 0], axis=1)[:, None, None]
+    scale = rng.uniform(0.95, 1.05, (len(q), 1, 1))
+    return ((q - c) * scale + c + rng.normal(0, 0.05, (len(q), 1, 2)) * size).astype(np.float32)
+
+
+def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[np.uint8], list[str]]:
     """One rendered table's crops and their codes."""
     from vision.layout import load_layout
 
@@ -81,17 +94,25 @@ def frame_crops(seed: int, source: str) -> tuple[npt.NDArray[np.uint8], list[str
     keep = [t for t in r.tiles if t.code in faces and (t.code != "BK" or rng.random() < 0.25)]
     if not keep:
         return np.zeros((0, 64, 48, 3), np.uint8), []
-    quads = jitter_quads(np.asarray([t.quad_px for t in keep], np.float32), rng)
+    true = np.asarray([t.quad_px for t in keep], np.float32)
+    if snap > 0:
+        snapped = rng.random(len(keep)) < snap
+        quads = np.where(snapped[:, None, None], snap_jitter(true, rng), jitter_quads(true, rng))
+    else:  # as the pools of the first sessions were drawn
+        quads = jitter_quads(true, rng)
     return extract_crops(r.image, quads), [t.code for t in keep]
 
 
-def _job(job: tuple[int, str]) -> tuple[npt.NDArray[np.uint8], list[str]]:
+def _job(job: tuple[int, str, float]) -> tuple[npt.NDArray[np.uint8], list[str]]:
     return frame_crops(*job)
 
 
-def table_crops(seed: int, frames: int, workers: int = 2) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Crops from ``frames`` rendered tables (face sources in turn) and their class indices."""
-    jobs = [(seed * 100003 + i, SOURCES[i % len(SOURCES)]) for i in range(frames)]
+def table_crops(seed: int, frames: int, workers: int = 2,
+                snap: float = 0.0) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Crops from ``frames`` rendered tables (face sources in turn) and their class indices;
+    a share ``snap`` of the tiles cut as the table reader cuts them (:func:`snap_jitter`), the
+    rest with the photo localiser's error (:func:`jitter_quads`)."""
+    jobs = [(seed * 100003 + i, SOURCES[i % len(SOURCES)], snap) for i in range(frames)]
     if workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
             parts = pool.map(_job, jobs)

@@ -120,11 +120,12 @@ def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.n
                    lambda: _synth_crops(labels, seed * 1000 + 777, 8, workers))
 
 
-def table_pool(seed: int, frames: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached."""
     from scripts.table_crops import table_crops
 
-    return _cached(C.cache_path(f"table_s{seed}_f{frames}.npz"), lambda: table_crops(seed, frames, workers))
+    name = f"table_s{seed}_f{frames}" + (f"_snap{snap:g}" if snap else "")
+    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap))
 
 
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -231,8 +232,12 @@ def train(args: argparse.Namespace) -> None:
     tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     ty = np.zeros(0, np.int64)
     if args.table_crops:
-        tx, ty = table_pool(args.seed, args.table_crops)
-        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10))
+        tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap)
+        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap)
+        for spec in filter(None, args.extra_table.split(",")):
+            seed_s, frames_s, *snap_s = spec.split(":")
+            ex, ey = table_pool(int(seed_s), int(frames_s), snap=float(snap_s[0]) if snap_s else 0.0)
+            tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
         sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
     print(
         f"data: {len(px)} photo tiles, {len(sx)} synthetic crops ({len(tx)} from table frames), "
@@ -341,6 +346,11 @@ def main() -> None:
     p.add_argument("--table-crops", type=int, default=0,
                    help="add crops cut from this many rendered whole-table frames (scripts/table_crops.py); "
                         "a tenth as many frames of another seed are the table validation")
+    p.add_argument("--table-snap", type=float, default=0.0,
+                   help="share of the table crops cut as the table reader cuts them (the true face outline at a "
+                        "slightly wrong centre) instead of with the photo localiser's error")
+    p.add_argument("--extra-table", default="",
+                   help="more table pools, SEED:FRAMES[:SNAP],... (e.g. a cached pool of an earlier run)")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")
