@@ -22,7 +22,7 @@ import numpy.typing as npt
 from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
-from companion.table_decode import decode_run
+from companion.table_decode import ALT_FLOOR, decode_run, plausible_runs
 from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import SeenTile, grouping_options, order_rows, thin_row, touching_runs
 from companion.table_types import (
@@ -62,16 +62,54 @@ def _first(options: list[ZoneReading]) -> ZoneReading:
     return options[0]
 
 
+MAX_READINGS = 64
+"""At most this many plausible readings of a rack's uncertain tiles are judged; a rack with more
+is left unjudged (``unreadable``)."""
+
+
+Run = tuple[list[int], list[tuple[tuple[str, ...], float]] | None]
+"""A doubtful run: its tile indexes and its plausible readings (None: too many to enumerate)."""
+
+
 def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: tuple[str, ...], jokers: bool,
-                 chows: bool) -> list[SeenTile]:
-    """Each touching run of a rack read jointly (:func:`companion.table_decode.decode_run`)."""
+                 chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run]]:
+    """Each touching run of a rack read jointly (:func:`companion.table_decode.decode_run`);
+    also, for each run holding a tile read below ``min_conf``, the run's plausible readings
+    (:func:`companion.table_decode.plausible_runs`; None when too many to enumerate)."""
     out = list(seen)
+    doubtful: list[Run] = []
     for row in order_rows(seen):
         for run in touching_runs(seen, row):
             codes, conf = decode_run(probs[run], classes, jokers=jokers, chows=chows)
             for i, code, c in zip(run, codes, conf, strict=True):
                 out[i] = replace(seen[i], code=code, confidence=c)
-    return out
+            if min(conf) < min_conf:
+                doubtful.append((list(run), plausible_runs(probs[run], classes, jokers=jokers, chows=chows)))
+    return out, doubtful
+
+
+def plausible_readings(seen: list[SeenTile], doubtful: list[Run], chows: bool,
+                       floor: float = ALT_FLOOR, limit: int = MAX_READINGS) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """Every grouping of the rack under each plausible reading of its doubtful runs together (a
+    code can change where an exposure ends, so each combination is grouped again); empty when a
+    run has too many readings to enumerate or their combinations exceed ``limit``."""
+    if not doubtful or any(r is None for _, r in doubtful):
+        return ()
+    combos: list[tuple[list[tuple[list[int], tuple[str, ...]]], float]] = [([], 1.0)]
+    for run, readings in doubtful:
+        assert readings is not None
+        combos = [(chosen + [(run, codes)], p * q) for chosen, p in combos for codes, q in readings if p * q >= floor]
+        if len(combos) > limit:
+            return ()
+    found: dict[tuple[tuple[str, ...], ...], None] = {}
+    for chosen, _ in combos:
+        tiles = list(seen)
+        for run, codes in chosen:
+            for i, code in zip(run, codes, strict=True):
+                tiles[i] = replace(seen[i], code=code)
+        for groups in grouping_options(tiles, chows=chows):
+            found[tuple(tuple(tiles[i].code for i in g) for g in groups)] = None
+    return tuple(found)
 
 
 def _thin(along: npt.NDArray[np.float32], across: npt.NDArray[np.float32],
@@ -97,8 +135,10 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
                  float(np.ptp(quads[i] @ axis)), float(np.ptp(quads[i] @ perp)), float(det.confidence[i]))
         for i in up
     ]
+    readings: tuple[tuple[tuple[str, ...], ...], ...] = ()
     if det.probs is not None and len(seen) > 0:
-        seen = _decode_runs(seen, det.probs[up], det.classes, jokers, chows)
+        seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
+        readings = plausible_readings(seen, doubtful, chows)
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -106,7 +146,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         uncertain = tuple(k for k, i in enumerate(order) if seen[i].confidence < min_conf)
         exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
         options.append(ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player,
-                                   zone.hand, uncertain, tuple(seen[i].confidence for i in order)))
+                                   zone.hand, uncertain, tuple(seen[i].confidence for i in order), readings))
     return choose(options) if len(options) > 1 else options[0]
 
 
@@ -323,8 +363,8 @@ class TableReader:
         visible total is off, that player's racks with exposures are not judged: an ``unreadable``
         flag of cause ``"count"`` (which a player's correction of a tile does not clear) replaces
         any ``wrong_rack``; the ``tile_count`` flag still says what is off, so a true count error
-        is flagged either way.  (A rack with an uncertain tile is never judged in the first place:
-        :func:`companion.table_flags.rack_flags`.)
+        is flagged either way.  (A rack with an uncertain tile is judged only when every plausible
+        reading of it is dead: :func:`companion.table_flags.rack_flags`.)
         """
         if not self.ctx.count_backs:
             return flags

@@ -17,6 +17,7 @@ rule on them still never calls a rack dead on a guess.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -33,6 +34,13 @@ TEMPER = 0.7
 """The confidences come from the chain raised to this power (evidence, joker prior and boundary
 odds): the tiles of a run are seen under one light and one blur, so their errors go together,
 and a run read as one wrong kind must not look certain (it could call a live hand dead)."""
+
+ALT_FLOOR = 0.02
+"""A code whose tempered posterior reaches this is a plausible reading of its tile
+(:func:`decode_run_full`): a rack is called dead only when every plausible reading is dead."""
+
+COVER = 0.95
+"""A run is enumerated only when each tile's plausible codes hold this much of its belief."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -106,6 +114,14 @@ def _viterbi(emit: FloatArray, trans: FloatArray) -> list[int]:
 
 def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True,
                chows: bool = False) -> tuple[list[str], list[float]]:
+    """Codes and posterior confidences for one touching run (:func:`decode_run_full` without
+    the plausible alternatives)."""
+    codes, conf, _ = decode_run_full(probs, classes, jokers, chows)
+    return codes, conf
+
+
+def decode_run_full(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
+                    floor: float = ALT_FLOOR) -> tuple[list[str], list[float], list[tuple[str, ...]]]:
     """Codes and posterior confidences for one touching run, tiles in reading order.
 
     ``probs`` is ``(n, C)`` classifier probabilities with columns named by ``classes``.  Backs
@@ -114,11 +130,14 @@ def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True
     are the likeliest reading of the whole run (Viterbi over exposure kinds, then natural or
     joker per tile); each code's confidence is its posterior marginal with the model tempered
     (:data:`TEMPER`), so that a run's shared errors do not add up to certainty.
+
+    The third list gives each tile's plausible codes: its own code first, then every other code
+    (a joker included) whose tempered posterior reaches ``floor``, likeliest first.
     """
     names = list(classes)
     p = np.asarray(probs, np.float64).reshape(-1, len(names))
     if len(p) == 0:
-        return [], []
+        return [], [], []
     kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows)
     _, t_nat, t_jok, _, _, _ = _posteriors(p, names, jokers, chows, TEMPER)
     codes, conf = [], []
@@ -129,4 +148,63 @@ def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True
         else:
             codes.append(kinds[k])
             conf.append(float(t_nat[i, k]))
-    return codes, conf
+    alts: list[tuple[str, ...]] = []
+    for i, code in enumerate(codes):
+        others = [(float(t_nat[i, k]), kinds[k]) for k in np.flatnonzero(t_nat[i] >= floor) if kinds[k] != code]
+        if code != JOKER and t_jok[i] >= floor:
+            others.append((float(t_jok[i]), JOKER))
+        alts.append((code, *(c for _, c in sorted(others, reverse=True))))
+    return codes, conf, alts
+
+
+def plausible_runs(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
+                   floor: float = ALT_FLOOR, limit: int = 256) -> list[tuple[tuple[str, ...], float]] | None:
+    """The whole run's plausible readings with their share of the (tempered) chain's belief.
+
+    Each tile's candidates are its plausible codes (:func:`decode_run_full`); every combination
+    is scored jointly (each tile's evidence, a joker taking its neighbours' kind, the odds of each
+    exposure boundary), so that readings which mix kinds within one exposure stay unlikely, as
+    the chain finds them.  Readings whose share reaches ``floor`` are returned, likeliest first.
+    ``None`` when the combinations exceed ``limit``, or when some tile's plausible codes hold
+    less than :data:`COVER` of its belief (a tile read as almost anything: its true code may be
+    one that was not enumerated, so the run is too doubtful to judge).
+    """
+    names = list(classes)
+    p = np.asarray(probs, np.float64).reshape(-1, len(names))
+    if len(p) == 0:
+        return [((), 1.0)]
+    _, _, cands = decode_run_full(p, names, jokers, chows, floor)
+    combos = 1
+    for c in cands:
+        combos *= len(c)
+    if combos > limit:
+        return None
+    kinds, t_nat, t_jok, _, natural, joker = _posteriors(p, names, jokers, chows, TEMPER)
+    index = {k: i for i, k in enumerate(kinds)}
+    for i, c in enumerate(cands):
+        held = sum(float(t_jok[i]) if code == JOKER else float(t_nat[i, index[code]]) for code in c)
+        if held < COVER:
+            return None
+    trans = _transitions(tuple(kinds), chows, SWITCH ** TEMPER)
+    scored = []
+    for codes in itertools.product(*cands):
+        nat = [i for i, c in enumerate(codes) if c != JOKER]
+        if not nat:
+            scored.append((codes, float(np.prod(joker[:, 0]))))
+            continue
+        kind = []
+        for i, c in enumerate(codes):
+            if c != JOKER:
+                kind.append(index[c])
+            else:  # a joker stands for its nearest natural neighbour's kind (the left one first)
+                left = [j for j in nat if j < i]
+                kind.append(index[codes[left[-1] if left else min(nat)]])
+        score = 1.0
+        for i, c in enumerate(codes):
+            score *= joker[i, 0] if c == JOKER else natural[i, kind[i]]
+            if i:
+                score *= trans[kind[i - 1], kind[i]]
+        scored.append((codes, score))
+    total = sum(s for _, s in scored) or 1.0
+    out = [(tuple(c), s / total) for c, s in scored if s / total >= floor]
+    return sorted(out, key=lambda cs: -cs[1])

@@ -2,8 +2,10 @@
 
 ``evaluate(zones, ctx)`` returns ``(flags, mahjong)``.  Flag kinds:
 
-* ``unreadable`` - a rack tile read with low confidence; that rack is then not judged at all
-  (never called dead: the uncertain tile may also have split or merged its exposure).
+* ``unreadable`` - a rack tile read with low confidence; that rack is then not judged (never
+  called dead on a guess: the uncertain tile may also have split or merged its exposure), unless
+  every plausible reading of its doubtful runs, each grouped again, is dead
+  (``ZoneReading.readings``, :func:`companion.table_decode.plausible_runs`).
 * ``wrong_rack`` - the rack's exposures together fit no exposed card hand (SIA-12), or a 14-tile
   display matches no hand (Mah Jongg in error).
 * ``tile_count`` - an exposure of an impossible size; a Mah Jongg rack not holding exactly 14;
@@ -119,14 +121,36 @@ def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | Non
     return flags
 
 
+def _dead_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
+    """``wrong_rack`` for a rack with uncertain tiles when each of its plausible readings
+    (``z.readings``: every uncertain tile as each code it may be, grouped again) is dead."""
+    if ctx.card is None or not z.readings:
+        return []
+    reasons = []
+    for exposures in z.readings:
+        dead = _wrong_rack(ZoneReading(z.name, z.kind, z.tiles, exposures), ctx)
+        if not dead:
+            return []  # one live reading: the rack is not judged
+        reasons.append(dead[0].message)
+    shown = ", ".join(f"#{i + 1}" for i in z.uncertain)
+    first = reasons[0].split(": hand is dead: ", 1)[-1]
+    return [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {first} (and on every other reading of the "
+                                       f"uncertain tile(s) {shown}: {len(z.readings)} readings checked)")]
+
+
 def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, Any] | None, bool]:
-    """Flags for one rack, its Mah Jongg entry, and whether it shows a Mah Jongg display."""
+    """Flags for one rack, its Mah Jongg entry, and whether it shows a Mah Jongg display.
+
+    A rack with uncertain tiles is ``unreadable``, unless every plausible reading of those tiles
+    makes it dead: then it is ``wrong_rack`` all the same (no reading could make it live).
+    """
     flags = [_unreadable(z)] if z.uncertain else []
     if len(z.tiles) >= MJ_SIZE:
         entry = mahjong_entry(z, ctx) if len(z.tiles) == MJ_SIZE and not z.uncertain else None
         return flags + _display_flags(z, ctx, entry), entry, True
     if z.uncertain:
-        return flags, None, False  # an uncertain tile may also have split or merged a group
+        dead = _dead_on_every_reading(z, ctx)
+        return (dead or flags), None, False  # an uncertain tile may also have split or merged a group
     return flags + _exposure_flags(z, ctx) + _wrong_rack(z, ctx), None, False
 
 

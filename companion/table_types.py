@@ -37,6 +37,9 @@ class ZoneReading:
     hand: str | None = None
     uncertain: tuple[int, ...] = ()  # indexes into ``tiles`` read with low confidence
     confidence: tuple[float, ...] = field(default=(), compare=False)  # per tile of ``tiles``, when read
+    # every plausible grouping of a rack that holds uncertain tiles (each uncertain tile read as
+    # each of its plausible codes); empty when there are none, or too many to judge
+    readings: tuple[tuple[tuple[str, ...], ...], ...] = field(default=(), compare=False)
 
 
     def exposure_spans(self) -> list[range]:

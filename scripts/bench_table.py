@@ -172,6 +172,8 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
             if got[key] > 0:
                 got[key] -= 1
                 stats["exposures_ok"] += 1
+    stats.setdefault("unreadable_causes", Counter()).update(
+        f.cause or "weak tiles" for f in obs.flags if f.kind == "unreadable" and f.zone in truth)
     pred = {(f.kind, f.zone) for f in obs.flags}
     for kind, zone in pred | truth_flags:
         k = stats["flags"].setdefault(kind, Counter())
@@ -219,7 +221,10 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     p = tot["tp"] / max(1, tot["tp"] + tot["fp"])
     r = tot["tp"] / max(1, tot["tp"] + tot["fn"])
     print(f"  {'all':<12}{tot['tp']:>5}{tot['fp']:>5}{tot['fn']:>5}{p:>11.1%}{r:>8.1%}")
-    print(f"  unreadable flags (racks left unjudged): {s['flags'].get('unreadable', Counter())['fp']}")
+    causes = s.get("unreadable_causes", Counter())
+    why = ", ".join(f"{'player count off' if c == 'count' else c} {k}" for c, k in causes.most_common())
+    print(f"  unreadable flags (racks left unjudged): {s['flags'].get('unreadable', Counter())['fp']}"
+          + (f"  ({why})" if why else ""))
     print(f"  false dead-hand (wrong_rack) flags: {s['flags'].get('wrong_rack', Counter())['fp']}")
 
 

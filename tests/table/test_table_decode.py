@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 from table_helpers import CARD, exps, flags_of, player, read, table
 
+from companion.rules.matcher import rack_viability
 from companion.rules.tiles import ALL_CODES
 from companion.table import MIN_CONFIDENCE, TableReader
-from companion.table_decode import decode_run
+from companion.table_decode import decode_run, plausible_runs
 from companion.table_group import thin_row
+from vision.render import RenderedTable
 from vision.types import Detections
 
 CLASSES = tuple(ALL_CODES)  # the classifier's 45 classes
@@ -97,3 +99,43 @@ def test_no_dead_call_while_a_players_count_is_off(total: int) -> None:
         assert sorted(f.zone for f in count) == ["P1-A", "P1-B"]  # both racks with exposures
         assert all(f.cause == "count" and "25 tiles" in f.message for f in count)
         assert flags_of(obs, "tile_count") == ["P1-A"]
+
+
+def test_plausible_runs_keep_whole_exposures_and_refuse_a_tile_read_as_anything() -> None:
+    p = probs({"E": 0.5, "W": 0.45}, {"E": 0.5, "W": 0.45}, {"E": 0.5, "W": 0.45})
+    runs = plausible_runs(p, CLASSES)
+    assert runs is not None
+    assert [codes for codes, _ in runs[:2]] == [("E", "E", "E"), ("W", "W", "W")]
+    assert runs[0][1] > runs[1][1] > 0.2
+    assert all(len(set(codes)) == 1 for codes, _ in runs)  # a mixed exposure is not plausible
+    flat = probs({"E": 0.9}, {"E": 0.9}, {"E": 0.06, "W": 0.05, "S": 0.05})  # the third: almost anything
+    assert plausible_runs(flat, CLASSES) is None or all(c[2] == "E" for c, _ in plausible_runs(flat, CLASSES) or [])
+
+
+def _with_probs(r: RenderedTable, zone: str, code: str, row: dict[str, float]) -> Detections:
+    """The table's true detections, with class probabilities; the ``code`` tiles of ``zone`` read as ``row``."""
+    det = r.detections()
+    p = np.zeros((len(det), len(CLASSES)), np.float32)
+    p[np.arange(len(det)), [CLASSES.index(str(c)) for c in det.codes]] = 1.0
+    hit = [i for i, t in enumerate(r.tiles) if t.zone == zone and t.code == code]
+    p[hit] = probs(*[row] * len(hit))
+    conf = p.max(axis=1)
+    codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
+    return Detections(det.boxes, det.quads, codes, conf, None, {}, p, CLASSES)
+
+
+@pytest.mark.parametrize(("other", "called"), [("W", True), ("5D", False)])
+def test_a_doubtful_rack_is_dead_only_when_every_plausible_reading_is(other: str, called: bool) -> None:
+    """P1-B shows a pung of East; it is nearly as likely to be a pung of ``other``."""
+    alive = [not rack_viability(CARD, [[c] * 3]).dead for c in ("E", other)]
+    assert alive == [False, not called]  # the card has no hand for an East pung, nor a West one
+    r = table(player("P1", exps("8C 8C J"), exps("E E E")))
+    obs = TableReader(r.layout, card=CARD).read(r.image, _with_probs(r, "P1-B", "E", {"E": 0.5, other: 0.45}))
+    z = obs.zones["P1-B"]
+    assert z.uncertain and z.exposures == exps("E E E")
+    assert exps(f"{other} {other} {other}") in z.readings
+    if called:
+        assert flags_of(obs, "wrong_rack") == ["P1-B"] and flags_of(obs, "unreadable") == []
+        assert "every other reading" in next(f.message for f in obs.flags if f.kind == "wrong_rack")
+    else:
+        assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
