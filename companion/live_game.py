@@ -18,6 +18,7 @@ from companion.live_events import GameEvent, diff
 from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
 from companion.table import Flag, TableObservation, ZoneReading
+from companion.table_flags import unreadable_flag
 
 MAX_LOG = 200
 Checker = Callable[[TableObservation], TableObservation]
@@ -53,8 +54,16 @@ class Corrections:
         # a rack whose every uncertain tile was corrected by the player can be judged again (not
         # while the player's tile count is off: a correction does not find a missed tile)
         cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
+        # a dead call the reader made on every plausible reading of a doubtful rack is void once
+        # the player has corrected a tile of it: the rules judge the corrected rack again, and
+        # one still holding uncertain tiles is left unjudged
+        redo = {n for n, z in zones.items() if z is not obs.zones[n] and obs.zones[n].uncertain}
         flags = tuple(f for f in obs.flags
-                      if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count"))
+                      if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count")
+                      and not (f.kind == "wrong_rack" and f.zone in redo))
+        have = {(f.kind, f.zone) for f in flags}
+        flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo)
+                       if zones[n].uncertain and ("unreadable", n) not in have)
         return replace(obs, zones=zones, flags=flags)
 
     def to_json(self) -> list[list[Any]]:

@@ -45,7 +45,8 @@ class RuleContext:
         return self.rules.name in ("wp", "chinese")
 
 
-def _unreadable(z: ZoneReading) -> Flag:
+def unreadable_flag(z: ZoneReading) -> Flag:
+    """The rack ``z`` is not judged: its uncertain tiles named by place and reading."""
     shown = ", ".join(f"#{i + 1} (read {z.tiles[i]})" for i in z.uncertain)
     return Flag("unreadable", z.name, f"{z.name}: tile(s) {shown} too uncertain to judge this rack")
 
@@ -144,7 +145,7 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
     A rack with uncertain tiles is ``unreadable``, unless every plausible reading of those tiles
     makes it dead: then it is ``wrong_rack`` all the same (no reading could make it live).
     """
-    flags = [_unreadable(z)] if z.uncertain else []
+    flags = [unreadable_flag(z)] if z.uncertain else []
     if len(z.tiles) >= MJ_SIZE:
         entry = mahjong_entry(z, ctx) if len(z.tiles) == MJ_SIZE and not z.uncertain else None
         return flags + _display_flags(z, ctx, entry), entry, True

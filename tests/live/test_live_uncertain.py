@@ -63,3 +63,26 @@ def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
     assert game.last is not None and game.last.zones["P1-A"].uncertain == ()
     assert _kinds(game.last) == ["unreadable"] and "25 tiles" in game.last.flags[0].message
     assert game.last.zones["P1-A"].confidence[5] == 1.0  # the player's word is certain
+
+
+def test_a_dead_call_on_every_reading_is_judged_again_after_a_correction() -> None:
+    """The reader called a doubtful rack dead because each plausible reading of its uncertain
+    tile was dead.  Once the player corrects a tile of it the call is void: a rack still holding
+    an uncertain tile is left unjudged, and a rack the player has made certain is judged again."""
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    game = LiveGame(checker=rules.flags)
+    obs = _rack(DEAD, uncertain=(5,))
+    other = (DEAD[0], ("RD", "GD", "RD"))
+    zone = replace(obs.zones["P1-A"], readings=(DEAD, other))
+    called = Flag("wrong_rack", "P1-A", "P1-A: hand is dead on every reading")
+    game.observe(TableObservation({"P1-A": zone}, "fresh", (called,)))
+    assert game.last is not None and _kinds(game.last) == ["wrong_rack"]
+    game.correct("P1-A", 3, "E")  # the player confirms a sure tile: the doubtful one is left
+    game.reapply()
+    assert _kinds(game.last) == ["unreadable"] and "#6 (read RD)" in game.last.flags[0].message
+    assert game.last.zones["P1-A"].readings == (DEAD, other)  # both read tile 3 as E
+    game.correct("P1-A", 5, "RD")
+    game.reapply()
+    assert game.last.zones["P1-A"].readings == (DEAD,) and game.last.zones["P1-A"].uncertain == ()
+    assert _kinds(game.last) == ["wrong_rack"] and game.last.flags[0].message != called.message
