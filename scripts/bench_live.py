@@ -46,9 +46,14 @@ def rss_mb() -> float:
     return float("nan")
 
 
+SIZE: tuple[int, int] | None = None  # --size: the demo frames resized (a camera asked for 1920x1080)
+
+
 def demo_images() -> list[tuple[str, np.ndarray]]:
     names = (FRAMES / "playlist.txt").read_text().split()
     cache = {n: cv2.imread(str(FRAMES / n)) for n in set(names)}
+    if SIZE is not None:
+        cache = {n: cv2.resize(img, SIZE, interpolation=cv2.INTER_CUBIC) for n, img in cache.items()}
     return [(n, cache[n]) for n in names]
 
 
@@ -86,7 +91,14 @@ def bench_threaded(seconds: float) -> tuple[str, float, str]:
         config = LiveConfig(source="demo", data_dir=d)
         warnings: list[str] = []
         reader = CountingReader(make_reader(config, warnings))
-        live = Live(config, reader=reader, source=FolderSource(FRAMES, loop=True, fps=0))  # type: ignore[arg-type]
+        folder = FRAMES
+        if SIZE is not None:  # the resized frames, as files: FolderSource reads a folder
+            folder = Path(d) / "frames"
+            folder.mkdir()
+            (folder / "playlist.txt").write_text((FRAMES / "playlist.txt").read_text())
+            for name, img in dict(demo_images()).items():
+                cv2.imwrite(str(folder / name), img)
+        live = Live(config, reader=reader, source=FolderSource(folder, loop=True, fps=0))  # type: ignore[arg-type]
         live.start()
         time.sleep(seconds)
         frames, reads = live.stats["frames"], reader.reads
@@ -210,16 +222,29 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="memory run length (default 10)")
     ap.add_argument("--frames", type=int, default=300, help="frames for the fps runs")
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--size", default=None, metavar="WxH",
+                    help="resize the 1280x720 demo frames to this size for the fps runs (e.g. 1920x1080, "
+                         "what serve asks a camera for)")
+    ap.add_argument("--only-fps", action="store_true", help="the fps runs only (no latency, no memory)")
     args = ap.parse_args()
+    global SIZE
+    if args.size:
+        from vision.capture import parse_size
+
+        SIZE = parse_size(args.size)
     import logging
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     rows = [bench_fps(args.frames, None, "loop, reader serve would use")]
     rows.append(bench_fps(args.frames, ReplayReader(), "loop, recorded readings"))
     rows.append(bench_threaded(10.0))
+    w, h = SIZE or (1280, 720)
+    print(f"demo frames at {w}x{h}")
     print(f"{'measure':<40} {'value':>10}  note")
     for label, fps, note in rows:
         print(f"{label:<40} {fps:>7.1f} fps  {note}")
+    if args.only_fps:
+        return 0
     lat, push = bench_latency()
     print(f"{'tile arrival -> flag on SSE (median)':<40} {np.median(lat):>8.3f} s  "
           f"min {min(lat):.3f} max {max(lat):.3f} over {len(lat)} trials at 15 fps")
