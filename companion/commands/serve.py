@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tileset", default="american", help="tile set name (default american)")
     p.add_argument("--camera-size", default="1920x1080", metavar="WxH",
                    help="the frame size asked of a camera index (default 1920x1080: the far racks' tiles "
-                        "read better than at 1280x720, at about the same cost per frame)")
+                        "read better than at 1280x720, at about the same cost per reading)")
     p.add_argument("--demo-models", action="store_true",
                    help="with --source demo: read the demo's frames with the recognition models instead of "
                         "replaying the readings recorded with them (the default)")
