@@ -127,14 +127,13 @@ def _dead_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
     (``z.readings``: every uncertain tile as each code it may be, grouped again) is dead."""
     if ctx.card is None or not z.readings:
         return []
-    reasons = []
+    first = ""
     for exposures in z.readings:
         dead = _wrong_rack(ZoneReading(z.name, z.kind, z.tiles, exposures), ctx)
         if not dead:
             return []  # one live reading: the rack is not judged
-        reasons.append(dead[0].message)
+        first = first or dead[0].message.split(": hand is dead: ", 1)[-1]
     shown = ", ".join(f"#{i + 1}" for i in z.uncertain)
-    first = reasons[0].split(": hand is dead: ", 1)[-1]
     return [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {first} (and on every other reading of the "
                                        f"uncertain tile(s) {shown}: {len(z.readings)} readings checked)")]
 
