@@ -22,7 +22,7 @@ import numpy.typing as npt
 from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
-from companion.table_decode import ALT_FLOOR, decode_run, plausible_runs
+from companion.table_decode import ALT_FLOOR, plausible_readings, read_run
 from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import SeenTile, grouping_options, order_rows, thin_row, touching_runs
 from companion.table_types import (
@@ -73,22 +73,22 @@ Run = tuple[list[int], list[tuple[tuple[str, ...], float]] | None]
 
 def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: tuple[str, ...], jokers: bool,
                  chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run]]:
-    """Each touching run of a rack read jointly (:func:`companion.table_decode.decode_run`);
+    """Each touching run of a rack read jointly (:func:`companion.table_decode.read_run`);
     also, for each run holding a tile read below ``min_conf``, the run's plausible readings
-    (:func:`companion.table_decode.plausible_runs`; None when too many to enumerate)."""
+    (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate)."""
     out = list(seen)
     doubtful: list[Run] = []
     for row in order_rows(seen):
         for run in touching_runs(seen, row):
-            codes, conf = decode_run(probs[run], classes, jokers=jokers, chows=chows)
-            for i, code, c in zip(run, codes, conf, strict=True):
+            reading = read_run(probs[run], classes, jokers=jokers, chows=chows)
+            for i, code, c in zip(run, reading.codes, reading.confidence, strict=True):
                 out[i] = replace(seen[i], code=code, confidence=c)
-            if min(conf) < min_conf:
-                doubtful.append((list(run), plausible_runs(probs[run], classes, jokers=jokers, chows=chows)))
+            if min(reading.confidence) < min_conf:
+                doubtful.append((list(run), plausible_readings(reading)))
     return out, doubtful
 
 
-def plausible_readings(seen: list[SeenTile], doubtful: list[Run], chows: bool,
+def rack_readings(seen: list[SeenTile], doubtful: list[Run], chows: bool,
                        floor: float = ALT_FLOOR, limit: int = MAX_READINGS) -> tuple[tuple[tuple[str, ...], ...], ...]:
     """Every grouping of the rack under each plausible reading of its doubtful runs together (a
     code can change where an exposure ends, so each combination is grouped again); empty when a
@@ -138,7 +138,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     readings: tuple[tuple[tuple[str, ...], ...], ...] = ()
     if det.probs is not None and len(seen) > 0:
         seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
-        readings = plausible_readings(seen, doubtful, chows)
+        readings = rack_readings(seen, doubtful, chows)
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -317,7 +317,7 @@ class TableReader:
         size = (max(32, int(np.ceil((hi[0] - lo[0]) * s))), max(32, int(np.ceil((hi[1] - lo[1]) * s))))
         top = cv2.warpPerspective(frame, to_top @ calibration.image_to_table, size, flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-        return np.asarray(top, np.uint8), np.linalg.inv(to_top)
+        return np.asarray(top, np.uint8), np.asarray(np.linalg.inv(to_top), np.float64)
 
     def snap_quads(self, quads: npt.ArrayLike, calibration: Calibration) -> npt.NDArray[np.float32]:
         """Detected quads (image pixels) -> the table's own tile outline at each centre, in pixels.

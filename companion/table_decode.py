@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -37,7 +38,7 @@ and a run read as one wrong kind must not look certain (it could call a live han
 
 ALT_FLOOR = 0.02
 """A code whose tempered posterior reaches this is a plausible reading of its tile
-(:func:`decode_run_full`): a rack is called dead only when every plausible reading is dead."""
+(:func:`read_run`): a rack is called dead only when every plausible reading is dead."""
 
 COVER = 0.95
 """A run is enumerated only when each tile's plausible codes hold this much of its belief."""
@@ -112,16 +113,26 @@ def _viterbi(emit: FloatArray, trans: FloatArray) -> list[int]:
     return path[::-1]
 
 
-def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True,
-               chows: bool = False) -> tuple[list[str], list[float]]:
-    """Codes and posterior confidences for one touching run (:func:`decode_run_full` without
-    the plausible alternatives)."""
-    codes, conf, _ = decode_run_full(probs, classes, jokers, chows)
-    return codes, conf
+@dataclass(frozen=True)
+class RunReading:
+    """One touching run read jointly: ``codes`` and ``confidence`` (see :func:`read_run`), each
+    tile's plausible codes (``alternatives``: its own first, then every other code, a joker
+    included, whose tempered posterior reaches the floor, likeliest first), and the tempered
+    chain that :func:`plausible_readings` scores whole readings with."""
+
+    codes: list[str]
+    confidence: list[float]
+    alternatives: list[tuple[str, ...]]
+    kinds: list[str]
+    t_nat: FloatArray  # (n, K) tempered P(tile i is natural kind k)
+    t_jok: FloatArray  # (n,) tempered P(tile i is a joker)
+    natural: FloatArray  # (n, K) tempered natural term of each tile's evidence under each kind
+    joker: FloatArray  # (n, K) tempered joker term
+    trans: FloatArray  # (K, K) tempered kind-to-kind odds
 
 
-def decode_run_full(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
-                    floor: float = ALT_FLOOR) -> tuple[list[str], list[float], list[tuple[str, ...]]]:
+def read_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
+             floor: float = ALT_FLOOR) -> RunReading:
     """Codes and posterior confidences for one touching run, tiles in reading order.
 
     ``probs`` is ``(n, C)`` classifier probabilities with columns named by ``classes``.  Backs
@@ -129,17 +140,13 @@ def decode_run_full(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool =
     ``jokers=False`` (a set without jokers) reads every tile as its exposure's kind.  The codes
     are the likeliest reading of the whole run (Viterbi over exposure kinds, then natural or
     joker per tile); each code's confidence is its posterior marginal with the model tempered
-    (:data:`TEMPER`), so that a run's shared errors do not add up to certainty.
-
-    The third list gives each tile's plausible codes: its own code first, then every other code
-    (a joker included) whose tempered posterior reaches ``floor``, likeliest first.
+    (:data:`TEMPER`), so that a run's shared errors do not add up to certainty.  Each tile's
+    alternatives are its codes whose tempered posterior reaches ``floor``.
     """
     names = list(classes)
     p = np.asarray(probs, np.float64).reshape(-1, len(names))
-    if len(p) == 0:
-        return [], [], []
     kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows)
-    _, t_nat, t_jok, _, _, _ = _posteriors(p, names, jokers, chows, TEMPER)
+    _, t_nat, t_jok, _, t_natural, t_joker = _posteriors(p, names, jokers, chows, TEMPER)
     codes, conf = [], []
     for i, k in enumerate(path):
         if joker[i, 0] > natural[i, k]:
@@ -154,38 +161,51 @@ def decode_run_full(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool =
         if code != JOKER and t_jok[i] >= floor:
             others.append((float(t_jok[i]), JOKER))
         alts.append((code, *(c for _, c in sorted(others, reverse=True))))
-    return codes, conf, alts
+    trans = _transitions(tuple(kinds), chows, SWITCH ** TEMPER)
+    return RunReading(codes, conf, alts, kinds, t_nat, t_jok, t_natural, t_joker, trans)
+
+
+def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True,
+               chows: bool = False) -> tuple[list[str], list[float]]:
+    """Codes and posterior confidences for one touching run (:func:`read_run`)."""
+    if len(np.asarray(probs)) == 0:
+        return [], []
+    run = read_run(probs, classes, jokers, chows)
+    return run.codes, run.confidence
 
 
 def plausible_runs(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
                    floor: float = ALT_FLOOR, limit: int = 256) -> list[tuple[tuple[str, ...], float]] | None:
+    """:func:`plausible_readings` of the run read from ``probs``."""
+    if len(np.asarray(probs)) == 0:
+        return [((), 1.0)]
+    return plausible_readings(read_run(probs, classes, jokers, chows, floor), floor, limit)
+
+
+def plausible_readings(run: RunReading, floor: float = ALT_FLOOR,
+                       limit: int = 256) -> list[tuple[tuple[str, ...], float]] | None:
     """The whole run's plausible readings with their share of the (tempered) chain's belief.
 
-    Each tile's candidates are its plausible codes (:func:`decode_run_full`); every combination
-    is scored jointly (each tile's evidence, a joker taking its neighbours' kind, the odds of each
-    exposure boundary), so that readings which mix kinds within one exposure stay unlikely, as
-    the chain finds them.  Readings whose share reaches ``floor`` are returned, likeliest first.
-    ``None`` when the combinations exceed ``limit``, or when some tile's plausible codes hold
-    less than :data:`COVER` of its belief (a tile read as almost anything: its true code may be
-    one that was not enumerated, so the run is too doubtful to judge).
+    Each tile's candidates are its plausible codes; every combination is scored jointly (each
+    tile's evidence, a joker taking its neighbours' kind, the odds of each exposure boundary), so
+    that readings which mix kinds within one exposure stay unlikely, as the chain finds them.
+    Readings whose share reaches ``floor`` are returned, likeliest first.  ``None`` when the
+    combinations exceed ``limit``, or when some tile's plausible codes hold less than
+    :data:`COVER` of its belief (a tile read as almost anything: its true code may be one that
+    was not enumerated, so the run is too doubtful to judge).
     """
-    names = list(classes)
-    p = np.asarray(probs, np.float64).reshape(-1, len(names))
-    if len(p) == 0:
-        return [((), 1.0)]
-    _, _, cands = decode_run_full(p, names, jokers, chows, floor)
+    cands = run.alternatives
     combos = 1
-    for c in cands:
-        combos *= len(c)
+    for cand in cands:
+        combos *= len(cand)
     if combos > limit:
         return None
-    kinds, t_nat, t_jok, _, natural, joker = _posteriors(p, names, jokers, chows, TEMPER)
-    index = {k: i for i, k in enumerate(kinds)}
-    for i, c in enumerate(cands):
-        held = sum(float(t_jok[i]) if code == JOKER else float(t_nat[i, index[code]]) for code in c)
+    index = {k: i for i, k in enumerate(run.kinds)}
+    for i, cand in enumerate(cands):
+        held = sum(float(run.t_jok[i]) if code == JOKER else float(run.t_nat[i, index[code]]) for code in cand)
         if held < COVER:
             return None
-    trans = _transitions(tuple(kinds), chows, SWITCH ** TEMPER)
+    natural, joker, trans = run.natural, run.joker, run.trans
     scored = []
     for codes in itertools.product(*cands):
         nat = [i for i, c in enumerate(codes) if c != JOKER]
@@ -206,5 +226,5 @@ def plausible_runs(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = 
                 score *= trans[kind[i - 1], kind[i]]
         scored.append((codes, score))
     total = sum(s for _, s in scored) or 1.0
-    out = [(tuple(c), s / total) for c, s in scored if s / total >= floor]
+    out = [(tuple(reading), s / total) for reading, s in scored if s / total >= floor]
     return sorted(out, key=lambda cs: -cs[1])
