@@ -19,6 +19,7 @@ is the order of the ONNX graph; any shape that does not line up is an error, nev
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -136,3 +137,14 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
             bn.bias.copy_(mu + bias_of[bn])
     model.train(was_training)
     return loaded
+
+
+def init_weights(model: nn.Module, path: Path, calib: Callable[[], torch.Tensor], strict: bool = True) -> list[str]:
+    """Start ``model`` from ``path``: a run's ``last.pt`` (its ``"model"`` state) or an exported
+    ``.onnx`` (:func:`load_onnx_weights`, with the batch ``calib()`` makes, called only then).
+    Returns the model's keys the file did not have (``strict=False``: new layers)."""
+    if path.suffix == ".onnx":
+        load_onnx_weights(model, path, calib())
+        return []
+    missing = model.load_state_dict(torch.load(path, weights_only=False)["model"], strict=strict)
+    return list(missing.missing_keys)

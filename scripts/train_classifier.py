@@ -199,14 +199,12 @@ def export(net: TileNet, out_dir: Path, meta: dict[str, Any]) -> Path:
 
 
 def init_from(net: TileNet, path: Path, photo_patches: np.ndarray) -> None:
-    """Start ``net`` from a checkpoint (``last.pt``) or from an exported ``classifier.onnx``."""
-    if path.suffix == ".onnx":
-        from scripts.onnx_weights import load_onnx_weights
+    """Start ``net`` from a checkpoint (``last.pt``) or from an exported ``classifier.onnx``
+    (its BatchNorms measured on 512 photo crops)."""
+    from scripts.onnx_weights import init_weights
 
-        calib = to_tensor(centre_crops(photo_patches[np.random.default_rng(0).permutation(len(photo_patches))[:512]]))
-        load_onnx_weights(net, path, calib)
-        return
-    net.load_state_dict(torch.load(path, weights_only=False)["model"])
+    pick = np.random.default_rng(0).permutation(len(photo_patches))[:512]
+    init_weights(net, path, lambda: to_tensor(centre_crops(photo_patches[pick])))
 
 
 def _checkpoint(path: Path, **state: Any) -> None:

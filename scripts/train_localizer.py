@@ -513,6 +513,13 @@ def main() -> None:
         train(args)
 
 
+def _calibration_batch(seed: int, n: int = 64) -> torch.Tensor:
+    """Augmented windows of ``n`` train photos, for the BatchNorms of a model started from ONNX."""
+    source = Source(load_split("train")[:n], 0.0, seed, band=0.0)
+    rng = np.random.default_rng(seed + 99)
+    return torch.cat([source.batch(16, rng)[0] for _ in range(n // 16)])
+
+
 def train(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -536,11 +543,11 @@ def train(args: argparse.Namespace) -> None:
         torch.set_rng_state(state["torch_rng"])
         start = state["epoch"]
         print(f"resumed from {ckpt} at epoch {start}")
-    elif args.init is not None and args.init.suffix != ".onnx":
-        missing = net.load_state_dict(
-            torch.load(args.init, weights_only=False)["model"], strict=False
-        )
-        print(f"new layers: {missing.missing_keys}")
+    elif args.init is not None:
+        from scripts.onnx_weights import init_weights
+
+        missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
+        print(f"new layers: {missing}")
         print(f"initialised from {args.init}")
     if args.export_only:
         export_onnx(net, args.export)
@@ -549,12 +556,6 @@ def train(args: argparse.Namespace) -> None:
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down)
     val = load_split("valid")[: args.eval_photos]
-    if start == 0 and args.init is not None and args.init.suffix == ".onnx":
-        from scripts.onnx_weights import load_onnx_weights
-
-        calib = torch.cat([source.batch(args.batch, np.random.default_rng(args.seed + 99))[0] for _ in range(4)])
-        load_onnx_weights(net, args.init, calib)
-        print(f"initialised from {args.init}")
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):
         t0 = time.time()

@@ -44,19 +44,23 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
 
 @needs_torch
 def test_table_localizer_training_smoke(tmp_path: Path) -> None:
-    """Windows cut from rendered tables, all of them seen top-down as the table reader localises."""
+    """Windows cut from rendered tables, all of them seen top-down as the table reader localises,
+    fine-tuning the committed table localiser (started from its ONNX file)."""
     onnx = tmp_path / "loc.onnx"
-    _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
-          "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1", "--table", "1.0",
-          "--table-frames", "2", "--top-down", "1.0"])
+    res = _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
+               "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1", "--table", "1.0",
+               "--table-frames", "2", "--top-down", "1.0", "--init", str(REPO / "models" / "localizer-table.onnx")])
+    assert "initialised from" in res.stdout and "localizer-table.onnx" in res.stdout
     outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
     assert outs[0].shape[-2:] == (80, 80) and np.isfinite(outs[0]).all()
 
 
 @needs_torch
 def test_classifier_training_smoke(tmp_path: Path) -> None:
-    _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
-          "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
+               "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
+               "--init", str(REPO / "models" / "classifier.onnx")])
+    assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     assert (tmp_path / "run" / "last.pt").is_file(), "no checkpoint written"
     model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
     logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
