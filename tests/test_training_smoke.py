@@ -15,9 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scripts.photos import shared_data_dir
 from vision.runtime import OnnxModel
 
 REPO = Path(__file__).resolve().parents[1]
+needs_photos = pytest.mark.skipif(
+    not (shared_data_dir() / "tiles-photos-v4" / "train").is_dir(),
+    reason="shared photo data not present (../shared/data or $COMPANION_SHARED/data)",
+)
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None, reason="torch is not installed (pip install -e '.[train]')"
 )
@@ -32,6 +37,7 @@ def _run(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess[str
 
 
 @needs_torch
+@needs_photos
 def test_localizer_training_smoke(tmp_path: Path) -> None:
     onnx = tmp_path / "loc.onnx"
     _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
@@ -43,6 +49,7 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
 
 
 @needs_torch
+@needs_photos
 def test_table_localizer_training_smoke(tmp_path: Path) -> None:
     """Windows cut from rendered tables, all of them seen top-down as the table reader localises,
     fine-tuning the committed table localiser (started from its ONNX file)."""
@@ -56,6 +63,7 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
 
 
 @needs_torch
+@needs_photos
 def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
