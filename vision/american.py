@@ -211,7 +211,9 @@ def synth_faces(
     seed: int, per_code: int, bases: dict[str, list[Image]] | None = None
 ) -> dict[str, list[Image]]:
     """``per_code`` faces each of ``J``, ``F``, ``BK``, ``WD``; with ``bases``, index-numbered
-    number and wind tiles drawn over those base faces (one per base image, up to ``per_code``)."""
+    number and wind tiles drawn over those base faces (one per base image, up to ``per_code``),
+    and the red and green dragons as the bases draw them (American sets print them much as
+    Chinese sets do, without an index)."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[Image]] = {
         "J": [joker(rng) for _ in range(per_code)],
@@ -219,7 +221,11 @@ def synth_faces(
         "BK": [back(rng) for _ in range(per_code)],
         "WD": [soap(rng) for _ in range(per_code)],
     }
+    dragons = np.random.default_rng(seed + 1)  # its own stream: the other faces stay as they were
     for code, imgs in (bases or {}).items():
+        if code in ("RD", "GD"):
+            out.setdefault(code, []).extend(imgs[i].copy() for i in dragons.permutation(len(imgs))[:per_code])
+            continue
         label = code[0] if code[0].isdigit() else code if code in "NESW" else ""
         if not label:
             continue

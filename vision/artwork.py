@@ -30,7 +30,7 @@ from companion.rules.tiles import ALL_CODES, CHINESE_FLOWERS, SEASONS
 
 Image = npt.NDArray[np.uint8]
 FACE_H, FACE_W = 96, 72
-CACHE_VERSION = "v2"
+CACHE_VERSION = "v3"  # v3: american-synth has red and green dragons
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -382,7 +382,7 @@ def tile_faces(style: str | None = None) -> dict[str, list[np.ndarray]]:
 
     ``style=None`` merges every training style (all of :data:`STYLES` but :data:`HOLDOUT_STYLE`);
     the merge holds every code of the notation.  A single style holds the codes its artwork
-    has (``american-synth`` holds ``J``, ``F``, ``BK`` and American number/soap faces).
+    has (``american-synth`` holds ``J``, ``F``, ``BK``, the dragons and American number/soap faces).
     Returned images are shared read-only arrays: copy before drawing on them.
     """
     styles = TRAIN_STYLES if style is None else (style,)

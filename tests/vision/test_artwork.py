@@ -70,6 +70,19 @@ def test_american_synthesis_is_seeded_and_varied() -> None:
         assert all(x.shape == (FACE_H, FACE_W, 3) for x in imgs)
 
 
+def test_american_dragons_come_from_the_bases_and_leave_the_other_faces_alone() -> None:
+    rng = np.random.default_rng(5)
+    bases = {code: [rng.integers(0, 255, (FACE_H, FACE_W, 3), dtype=np.uint8) for _ in range(3)]
+             for code in ("RD", "GD", "5C", "F")}
+    with_dragons = american.synth_faces(seed=3, per_code=2, bases=bases)
+    without = american.synth_faces(seed=3, per_code=2, bases={"5C": bases["5C"], "F": bases["F"]})
+    for code in ("RD", "GD"):
+        assert len(with_dragons[code]) == 2
+        assert {_digest(x) for x in with_dragons[code]} <= {_digest(x) for x in bases[code]}
+    assert "F" not in bases or [_digest(x) for x in with_dragons["F"]] == [_digest(x) for x in without["F"]]
+    assert [_digest(x) for x in with_dragons["5C"]] == [_digest(x) for x in without["5C"]]
+
+
 def test_backs_are_plain_and_jokers_are_not() -> None:
     rng = np.random.default_rng(0)
     backs = [american.back(rng) for _ in range(5)]
