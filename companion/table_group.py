@@ -16,6 +16,13 @@ from companion.rules.tiles import JOKER, rank_of, suit_of
 
 TOUCH_RATIO = 1.22
 """Neighbours whose centres are closer than this many tile widths touch (a gap of ~5 mm)."""
+SOFT_GAP = (1.15, 1.36)
+"""Neighbours this many tile widths apart (centre to centre) may or may not touch.  Tiles of one
+exposure lie 1.01-1.06 widths apart and exposures 10-20 mm apart (1.42-1.83 widths), but the
+localiser's centres are off by about 1.7 mm along a rack (std, rendered 1280x720 tables), so a
+gap measured in this band is read both ways (:func:`run_options`); beyond it, runs are apart."""
+MAX_SOFT = 4
+"""A row with more soft gaps than this is cut at each as the default choice says (no options)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,65 @@ def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[in
             runs.append([])
         runs[-1].append(cur)
     return runs
+
+
+def _cut_default(codes: Sequence[str], segments: list[list[int]]) -> list[bool]:
+    """For each soft gap between ``segments`` (positions into ``codes``): cut there by default?
+
+    Two sides of one kind (or a side of jokers only) are one exposure split by the localiser's
+    error: an exposure is one kind plus jokers, and no hand exposes the same tile twice.
+    """
+    def kinds(seg: list[int]) -> list[str]:
+        return [codes[i] for i in seg if codes[i] != JOKER]
+
+    cuts = []
+    for left, right in zip(segments, segments[1:], strict=False):
+        a, b = kinds(left), kinds(right)
+        cuts.append(bool(a and b and a[-1] != b[0]))
+    return cuts
+
+
+def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) -> list[list[list[int]]]:
+    """Ways to cut one ordered row into touching runs, the default first.
+
+    A gap wider than :data:`SOFT_GAP` always cuts, a narrower one never does; each gap within the
+    band may go either way.  The default cuts a soft gap unless its two sides are one kind or
+    one side is jokers only (:func:`_cut_default`).
+    """
+    if not row:
+        return []
+    w = _median([tiles[i].width for i in row], 24.0)
+    lo, hi = SOFT_GAP
+    hard: list[list[int]] = [[row[0]]]
+    soft: list[list[int]] = [[]]  # per hard run: positions k (into the run) with a soft gap before
+    for prev, cur in zip(row, row[1:], strict=False):
+        gap = (tiles[cur].along - tiles[prev].along) / w
+        if gap > hi:
+            hard.append([])
+            soft.append([])
+        elif gap > lo:
+            soft[-1].append(len(hard[-1]))
+        hard[-1].append(cur)
+    options: list[list[list[int]]] = [[]]
+    for run, ks in zip(hard, soft, strict=True):
+        codes = [tiles[i].code for i in run]
+        bounds = [0, *ks, len(run)]
+        segments = [list(range(a, b)) for a, b in zip(bounds, bounds[1:], strict=False)]
+        default = _cut_default(codes, segments)
+        choices = [default]
+        if 0 < len(ks) <= MAX_SOFT:
+            choices += [[bool(b >> j & 1) for j in range(len(ks))] for b in range(2 ** len(ks))]
+            choices = [c for n, c in enumerate(choices) if c not in choices[:n]]
+        cut_runs = []
+        for cut in choices:
+            parts: list[list[int]] = [[]]
+            for j, seg in enumerate(segments):
+                if j > 0 and cut[j - 1]:
+                    parts.append([])
+                parts[-1].extend(run[i] for i in seg)
+            cut_runs.append(parts)
+        options = [o + c for o in options for c in cut_runs][:limit]
+    return options
 
 
 def _segments(codes: Sequence[str]) -> tuple[list[list[int]], list[list[int]]]:
@@ -177,19 +243,28 @@ def merge_chows(codes: Sequence[str], groups: list[list[int]]) -> list[list[int]
 def grouping_options(tiles: Sequence[SeenTile], chows: bool = False, limit: int = 64) -> list[list[list[int]]]:
     """Every plausible grouping of a rack's face-up tiles (indexes), the default one first.
 
-    Options differ only where jokers sit between two kinds in a touching run.
+    Options differ where a gap may or may not part two runs (:func:`run_options`) and where
+    jokers sit between two kinds in a touching run (:func:`split_options`).
     """
     options: list[list[list[int]]] = [[]]
     for row in order_rows(tiles):
-        for run in touching_runs(tiles, row):
-            codes = [tiles[i].code for i in run]
-            choices = []
-            for groups in split_options(codes):
-                if chows:
-                    groups = merge_chows(codes, groups)
-                choices.append([[run[j] for j in g] for g in groups])
-            options = [o + c for o in options for c in choices][:limit]
-    return options
+        row_options: list[list[list[int]]] = []
+        for runs in run_options(tiles, row):
+            per_run: list[list[list[int]]] = [[]]
+            for run in runs:
+                codes = [tiles[i].code for i in run]
+                choices = []
+                for groups in split_options(codes):
+                    if chows:
+                        groups = merge_chows(codes, groups)
+                    choices.append([[run[j] for j in g] for g in groups])
+                per_run = [o + c for o in per_run for c in choices][:limit]
+            row_options += per_run
+        options = [o + c for o in options for c in row_options][:limit]
+    seen: dict[tuple[tuple[int, ...], ...], list[list[int]]] = {}
+    for o in options:
+        seen.setdefault(tuple(tuple(g) for g in o), o)
+    return list(seen.values())
 
 
 def group_exposures(tiles: Sequence[SeenTile], chows: bool = False) -> list[list[int]]:

@@ -6,7 +6,13 @@ import pytest
 from table_helpers import exps, player, read, table
 
 from companion.rules.tiles import parse_tiles
-from companion.table_group import SeenTile, group_exposures, merge_chows, split_kinds
+from companion.table_group import (
+    SeenTile,
+    group_exposures,
+    grouping_options,
+    merge_chows,
+    split_kinds,
+)
 from vision.render import RackScene
 
 
@@ -43,6 +49,22 @@ def test_gap_splits_same_kind_and_order_follows_the_rack() -> None:
     tiles = _row("2C 2C 2C 2C J J", [1, 1, 12, 1, 1])
     assert group_exposures(tiles) == [[0, 1, 2], [3, 4, 5]]
     assert group_exposures(list(reversed(tiles))) == [[5, 4, 3], [2, 1, 0]]
+
+
+@pytest.mark.parametrize(
+    ("codes", "gaps", "options"),
+    [
+        # a kong whose middle gap measured 7 mm (the localiser's error): one kind, one exposure,
+        # and the cut reading is kept as an option for the rules to weigh
+        ("6B 6B 6B 6B", [1, 7, 1], [[[0, 1, 2, 3]], [[0, 1], [2, 3]]]),
+        ("5B 5B 5B J", [1, 1, 7], [[[0, 1, 2, 3]], [[0, 1, 2], [3]]]),  # a joker alone is no exposure
+        ("5B 5B 5B 7D 7D 7D", [1, 1, 7, 1, 1], [[[0, 1, 2], [3, 4, 5]]]),  # a change of kind cuts
+        ("6B 6B 6B 6B", [1, 12, 1], [[[0, 1], [2, 3]]]),  # past the band: apart, whatever the kinds
+        ("6B 6B 6B 6B", [1, 2, 1], [[[0, 1, 2, 3]]]),  # below it: touching
+    ],
+)
+def test_a_gap_in_the_soft_band_is_read_both_ways(codes: str, gaps: list[float], options: list[list[list[int]]]) -> None:
+    assert grouping_options(_row(codes, gaps)) == options
 
 
 def test_two_rows_are_read_separately() -> None:
