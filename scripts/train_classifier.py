@@ -43,20 +43,38 @@ def _block(cin: int, cout: int, stride: int) -> nn.Sequential:
     )
 
 
-class TileNet(nn.Module):
-    """CNN -> 64-d embedding -> cosine logits (scale 16) over the tile codes."""
+class Residual(nn.Module):
+    """``relu(x + bn(conv3x3(x)))``; the BatchNorm's scale starts at zero, so a block added to a
+    trained net starts as the identity (the net computes what it did) and learns from there."""
 
-    def __init__(self, n_classes: int = len(CLASSES), emb_dim: int = EMB_DIM) -> None:
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, 1, 1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        nn.init.zeros_(self.bn.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(x + self.bn(self.conv(x)))
+
+
+class TileNet(nn.Module):
+    """CNN -> 64-d embedding -> cosine logits (scale 16) over the tile codes.
+
+    ``extra``: residual blocks after the last stage (8 x 6 x 96), each ~4 MFLOPs a crop.
+    """
+
+    def __init__(self, n_classes: int = len(CLASSES), emb_dim: int = EMB_DIM, extra: int = 0) -> None:
         super().__init__()
         # two early stride-2 stages keep it at ~9 MFLOPs a crop (x2 for the half-turn average)
         widths = [(3, 24, 2), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 96, 1)]
         self.features = nn.Sequential(*[_block(a, b, s) for a, b, s in widths])
+        self.extra = nn.Sequential(*[Residual(widths[-1][1]) for _ in range(extra)])
         self.embed = nn.Linear(widths[-1][1], emb_dim)
         self.weight = nn.Parameter(torch.randn(n_classes, emb_dim) * 0.1)
 
     def embedding(self, x: torch.Tensor) -> torch.Tensor:
         x = (x - 0.5) / 0.25
-        return self.embed(self.features(x).mean(dim=(2, 3)))
+        return self.embed(self.extra(self.features(x)).mean(dim=(2, 3)))
 
     def logits(self, emb: torch.Tensor) -> torch.Tensor:
         return SCALE * F.normalize(emb, dim=1) @ F.normalize(self.weight, dim=1).t()
@@ -198,13 +216,38 @@ def export(net: TileNet, out_dir: Path, meta: dict[str, Any]) -> Path:
     return onnx_path
 
 
-def init_from(net: TileNet, path: Path, photo_patches: np.ndarray) -> None:
-    """Start ``net`` from a checkpoint (``last.pt``) or from an exported ``classifier.onnx``
-    (its BatchNorms measured on 512 photo crops)."""
+def extra_blocks(path: Path) -> int:
+    """How many residual blocks the net saved at ``path`` has (``classifier.json`` beside an
+    exported model says; a ``last.pt`` holds their weights)."""
+    if path.suffix == ".onnx":
+        spec = path.with_suffix(".json")
+        return int(json.loads(spec.read_text()).get("extra_blocks", 0)) if spec.is_file() else 0
+    state = torch.load(path, weights_only=False)["model"]
+    return len({k.split(".")[1] for k in state if k.startswith("extra.")})
+
+
+def load_into(net: TileNet, path: Path, calib: Callable[[], torch.Tensor]) -> None:
+    """``net`` started from ``path`` (``last.pt`` or an exported ``.onnx``; ``calib()``: a batch to
+    measure an ONNX file's BatchNorms on).  A net with more residual blocks than the file starts
+    its new blocks as the identity (:class:`Residual`), so it computes what the file computes;
+    fewer is an error."""
     from scripts.onnx_weights import init_weights
 
+    have, want = extra_blocks(path), len(net.extra)
+    if have > want:
+        raise ValueError(f"{path} has {have} extra residual blocks, the net {want}: pass --extra-blocks {have}")
+    base = TileNet(extra=have)
+    init_weights(base, path, calib)
+    missing = net.load_state_dict(base.state_dict(), strict=False).missing_keys
+    if any(not k.startswith("extra.") for k in missing):
+        raise ValueError(f"{path}: the net's {missing} are not in the file")
+
+
+def init_from(net: TileNet, path: Path, photo_patches: np.ndarray) -> None:
+    """Start ``net`` from a checkpoint (``last.pt``) or from an exported ``classifier.onnx``
+    (its BatchNorms measured on 512 photo crops): :func:`load_into`."""
     pick = np.random.default_rng(0).permutation(len(photo_patches))[:512]
-    init_weights(net, path, lambda: to_tensor(centre_crops(photo_patches[pick])))
+    load_into(net, path, lambda: to_tensor(centre_crops(photo_patches[pick])))
 
 
 def _checkpoint(path: Path, **state: Any) -> None:
@@ -242,7 +285,7 @@ def train(args: argparse.Namespace) -> None:
         f"{len(vx)} valid ({time.time() - t0:.0f}s)",
         flush=True,
     )
-    net = TileNet()
+    net = TileNet(extra=args.extra_blocks)
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=5e-4)
     n_items = len(px) + len(sx)
@@ -279,7 +322,8 @@ def train(args: argparse.Namespace) -> None:
     export(
         net,
         REPO / args.out,
-        {"seed": args.seed, "epochs": args.epochs, "valid_photo_crop_accuracy": acc},
+        {"seed": args.seed, "epochs": args.epochs, "valid_photo_crop_accuracy": acc,
+         "extra_blocks": args.extra_blocks},
     )
     print("exported models/classifier.onnx", flush=True)
 
@@ -352,6 +396,9 @@ def main() -> None:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")
+    p.add_argument("--extra-blocks", type=int, default=0,
+                   help="residual blocks after the last stage (each ~4 MFLOPs a crop); blocks that --init's file "
+                        "lacks start as the identity")
     p.add_argument("--max-batches", type=int, default=0, help="debug: stop each epoch early")
     p.add_argument("--run-dir", default="runs/classifier")
     p.add_argument("--out", default="models", help="where to export the ONNX model")
@@ -359,9 +406,9 @@ def main() -> None:
     args = p.parse_args()
     if args.export_only:
         st = torch.load(REPO / args.run_dir / "last.pt", weights_only=False)
-        net = TileNet()
+        net = TileNet(extra=args.extra_blocks)
         net.load_state_dict(st["model"])
-        export(net, REPO / args.out, {"seed": args.seed, "epochs": st["epoch"] + 1})
+        export(net, REPO / args.out, {"seed": args.seed, "epochs": st["epoch"] + 1, "extra_blocks": args.extra_blocks})
         return
     train(args)
 

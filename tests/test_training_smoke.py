@@ -82,10 +82,11 @@ import torch
 from scripts.onnx_weights import load_onnx_weights
 torch.manual_seed(0)
 kind, src, dst = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-if kind == "classifier":
-    from scripts.train_classifier import TileNet, export
-    net = TileNet()
-    load_onnx_weights(net, src, torch.rand(64, 3, 64, 48))
+if kind.startswith("classifier"):
+    from scripts.train_classifier import TileNet, export, extra_blocks, load_into
+    grow = int(kind.partition("+")[2] or 0)  # "classifier+1": one residual block more than the file
+    net = TileNet(extra=extra_blocks(src) + grow)
+    load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
     export(net, dst, {})
 else:
     from scripts.train_localizer import LocNet, export_onnx
@@ -98,13 +99,15 @@ else:
 @needs_torch
 @pytest.mark.parametrize(("kind", "model", "shape"), [
     ("classifier", "classifier.onnx", (6, 3, 64, 48)),
+    ("classifier+1", "classifier.onnx", (6, 3, 64, 48)),  # grown by a block that starts as the identity
     ("localizer", "localizer-table.onnx", (1, 3, 320, 320)),
 ])
 def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, shape: tuple[int, ...]) -> None:
     """Training can start from the committed ONNX file (its BatchNorms were folded on export):
-    loaded into the torch net and exported again, it computes what the committed file computes."""
+    loaded into the torch net and exported again, it computes what the committed file computes;
+    so does the net grown by a residual block, before it is trained."""
     _run(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
-    again = tmp_path / ("classifier.onnx" if kind == "classifier" else "localizer.onnx")
+    again = tmp_path / ("classifier.onnx" if kind.startswith("classifier") else "localizer.onnx")
     x = np.random.default_rng(1).uniform(0, 1 if kind == "classifier" else 255, shape).astype(np.float32)
     want = OnnxModel(REPO / "models" / model).run(x)
     got = OnnxModel(again).run(x)
