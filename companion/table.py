@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.card_model import Card
+from companion.rules.matcher import rack_viability
 from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
 from companion.table_decode import ALT_FLOOR, plausible_readings, read_run
@@ -186,6 +187,16 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
         else:
             zones[zone.name] = _loose_reading(zone, sub, min_confidence)
     return zones
+
+
+def _viable_hands(z: ZoneReading, ctx: RuleContext) -> int:
+    """How many card hands the rack's exposures can still become (0 without a card)."""
+    if ctx.card is None or not z.exposures:
+        return 0
+    try:
+        return len(rack_viability(ctx.card, z.exposures).viable)
+    except ValueError:
+        return 0
 
 
 class TableReader:
@@ -382,9 +393,11 @@ class TableReader:
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:
         """The grouping the rules like best: fewest flags (a reading that is alive and well formed
-        beats one calling the hand dead), ties to the default grouping."""
-        def cost(k: int) -> tuple[int, int]:
-            return (len(rack_flags(options[k], self.ctx)[0]), k)
+        beats one calling the hand dead), then the one more card hands can use (players expose
+        what their hand needs, so a joker at the seam of two touching exposures more likely
+        belongs where it serves more hands), then the default grouping."""
+        def cost(k: int) -> tuple[int, int, int]:
+            return (len(rack_flags(options[k], self.ctx)[0]), -_viable_hands(options[k], self.ctx), k)
 
         return options[min(range(len(options)), key=cost)]
 

@@ -93,7 +93,8 @@ class Detections:
 
     @property
     def centres(self) -> FloatArray:
-        return self.quads.mean(axis=1).astype(np.float32)
+        centres: FloatArray = self.quads.mean(axis=1).astype(np.float32)
+        return centres
 
     def to_json(self) -> list[dict[str, Any]]:
         """The ``tiles`` list of the ``detect`` command's JSON."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-from table_helpers import exps, player, read, table
+from pathlib import Path
 
+import pytest
+from table_helpers import exps, flags_of, player, read, table
+
+from companion.rules.card import load_card
 from companion.rules.tiles import parse_tiles
 from companion.table_group import (
     SeenTile,
@@ -81,3 +84,18 @@ def test_rendered_gaps_and_touching_runs() -> None:
     # player 2 faces player 1: their reading order runs the other way across the image
     assert obs.zones["P2-A"].exposures == exps("W W W")
     assert obs.zones["P2-B"].exposures == exps("6B 6B 6B 6B")
+
+
+def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use_it(tmp_path: Path) -> None:
+    """``F F F F J 2B 2B 2B 2B`` laid touching: by default the joker joins the later group (the
+    flowers already make a kong), but two hands of this card take a flower quint with a kong of
+    2s and only one a flower kong with a quint of 2s, so the reader reads the quint of flowers."""
+    card = tmp_path / "seam.mjcard"
+    card.write_text('card "seam" copies=4\n'
+                    'hand a1 "A1" : FFFFF 2222g 333r NN ; exposed ; 25\n'
+                    'hand a2 "A2" : FFFFF 2222g 444r SS ; exposed ; 25\n'
+                    'hand b1 "B1" : FFFF 22222g 333r NN ; exposed ; 25\n')
+    rack = RackScene(exps("F F F F J", "2B 2B 2B 2B"), 5, touching=True)
+    obs = read(table({"P1-A": rack, "P1-B": RackScene((), 13)}), card=load_card(card), count_backs=False)
+    assert obs.zones["P1-A"].exposures == exps("F F F F J", "2B 2B 2B 2B")
+    assert not flags_of(obs, "wrong_rack")
