@@ -7,6 +7,7 @@ For each of N seeded tables (``vision.render``: markers, racks, discards, a phon
 (marker detection, recognition, zone assignment, grouping, rules) and compares with the truth:
 
 * exposure accuracy: a true exposure counts when the same group (same tiles) is read on its rack;
+  a missed one is put down to its rack's face-up count being off, a misread tile, or grouping;
 * flags: (kind, zone) pairs against the flags the same rules give on the true tiles - precision,
   recall, and false dead-hand (``wrong_rack``) calls, which must be zero;
 * ms per frame, median and 90th percentile, and how often the table was calibrated.
@@ -161,17 +162,31 @@ def noisy(det: Any, oracle: Oracle, seed: int) -> Any:
     return type(det)(det.boxes, det.quads, codes, conf)
 
 
+def _why_missed(truth: ZoneReading, read: ZoneReading | None) -> str:
+    """Why a true exposure was not read: the rack's face-up count is off (a tile missed or a
+    phantom), a tile is misread (same count, other codes), or the tiles are right and grouped
+    otherwise."""
+    if read is None or len(read.tiles) != len(truth.tiles):
+        return "tile count off"
+    if Counter(read.tiles) != Counter(truth.tiles):
+        return "tile misread"
+    return "grouped otherwise"
+
+
 def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]]) -> None:
     for name, z in truth.items():
         if z.kind != "rack":
             continue
-        got = Counter(tuple(sorted(e, key=sort_key)) for e in (obs.zones[name].exposures if name in obs.zones else ()))
+        read = obs.zones.get(name)
+        got = Counter(tuple(sorted(e, key=sort_key)) for e in (read.exposures if read else ()))
         for e in z.exposures:
             key = tuple(sorted(e, key=sort_key))
             stats["exposures"] += 1
             if got[key] > 0:
                 got[key] -= 1
                 stats["exposures_ok"] += 1
+            else:
+                stats.setdefault("missed_why", Counter())[_why_missed(z, read)] += 1
     stats.setdefault("unreadable_causes", Counter()).update(
         f.cause or "weak tiles" for f in obs.flags if f.kind == "unreadable" and f.zone in truth)
     pred = {(f.kind, f.zone) for f in obs.flags}
@@ -205,7 +220,9 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
 def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     acc = s["exposures_ok"] / max(1, s["exposures"])
     print(f"\n{size[0]}x{size[1]}: {n} tables, calibrated {s['calibrated']}/{n}")
-    print(f"  exposure accuracy  {acc:.1%}  ({s['exposures_ok']}/{s['exposures']})")
+    why = s.get("missed_why", Counter())
+    print(f"  exposure accuracy  {acc:.1%}  ({s['exposures_ok']}/{s['exposures']})"
+          + (f"  missed: {', '.join(f'{k} {n}' for k, n in why.most_common())}" if why else ""))
     for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):
         ms = sorted(s[key])
         print(f"  {label:<19}median {statistics.median(ms):.1f}  p90 {ms[int(0.9 * (len(ms) - 1))]:.1f}  max {ms[-1]:.1f}")
@@ -222,9 +239,9 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     r = tot["tp"] / max(1, tot["tp"] + tot["fn"])
     print(f"  {'all':<12}{tot['tp']:>5}{tot['fp']:>5}{tot['fn']:>5}{p:>11.1%}{r:>8.1%}")
     causes = s.get("unreadable_causes", Counter())
-    why = ", ".join(f"{'player count off' if c == 'count' else c} {k}" for c, k in causes.most_common())
+    why_unread = ", ".join(f"{'player count off' if c == 'count' else c} {k}" for c, k in causes.most_common())
     print(f"  unreadable flags (racks left unjudged): {s['flags'].get('unreadable', Counter())['fp']}"
-          + (f"  ({why})" if why else ""))
+          + (f"  ({why_unread})" if why_unread else ""))
     print(f"  false dead-hand (wrong_rack) flags: {s['flags'].get('wrong_rack', Counter())['fp']}")
 
 

@@ -1,0 +1,21 @@
+"""The table benchmark's account of a missed exposure (scripts/bench_table.py)."""
+
+from __future__ import annotations
+
+from table_helpers import exps
+
+from companion.table import ZoneReading
+from scripts.bench_table import _why_missed
+
+
+def _rack(*groups: str) -> ZoneReading:
+    e = exps(*groups)
+    return ZoneReading("P1-A", "rack", tuple(c for g in e for c in g), e)
+
+
+def test_a_missed_exposure_is_put_down_to_count_misread_or_grouping() -> None:
+    truth = _rack("6B 6B 6B", "N N N N")
+    assert _why_missed(truth, _rack("6B 6B", "N N N N")) == "tile count off"
+    assert _why_missed(truth, None) == "tile count off"
+    assert _why_missed(truth, _rack("8B 6B 6B", "N N N N")) == "tile misread"
+    assert _why_missed(truth, _rack("6B 6B", "6B N N N N")) == "grouped otherwise"
