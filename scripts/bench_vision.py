@@ -133,28 +133,42 @@ class Tally:
         return rows
 
 
+def mislabelled(sample: PhotoSample) -> bool:
+    """A photo whose every tile carries one code, more of them than a set holds (4; 8 flowers):
+    a labelling error of the export (valid/ has seven such photos, every tile labelled 1D)."""
+    codes = set(sample.codes)
+    return len(codes) == 1 and len(sample.codes) > (8 if codes <= {"F"} else 4)
+
+
 def run_ours(
     photos: list[PhotoSample], models: Path, threads: int = 2
-) -> tuple[Tally, list[float]]:
+) -> tuple[Tally, list[float], Tally]:
+    """Our tally on every photo, the times, and the tally without :func:`mislabelled` photos."""
     from vision.pipeline import TileRecognizer
 
     rec = TileRecognizer(models, threads=threads)
-    tally, times = Tally(), []
+    tally, times, checked = Tally(), [], Tally()
     for s in photos:
         img = cv2.imread(str(s.image_path))
         t0 = time.perf_counter()
         d = rec.detect(img)
         times.append((time.perf_counter() - t0) * 1000)
         tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
-    return tally, times
+        if not mislabelled(s):
+            checked.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+    return tally, times, checked
 
 
-def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list[float], str]:
+def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list[float], str, Tally]:
+    """The peer's tally, times, why it did not run ("" when it did), and the tally without
+    :func:`mislabelled` photos."""
+    checked = Tally()
     if not Path(python).is_file():
         return (
             None,
             [],
             f"no interpreter at {python} (see docs/recognition.md to set up /tmp/peer-venv)",
+            checked,
         )
     paths = "\n".join(str(s.image_path) for s in photos) + "\n"
     try:
@@ -162,7 +176,7 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
             [python, "-c", PEER_RUNNER], input=paths, capture_output=True, text=True, timeout=1800
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, [], str(exc)
+        return None, [], str(exc), checked
     if proc.returncode != 0:
         return (
             None,
@@ -170,6 +184,7 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
             proc.stderr.strip().splitlines()[-1]
             if proc.stderr.strip()
             else f"exit {proc.returncode}",
+            checked,
         )
     tally, times = Tally(), []
     for s, line in zip(photos, proc.stdout.splitlines(), strict=True):
@@ -177,10 +192,11 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
         times.append(out["ms"])
         boxes = np.array([t["box"] for t in out["tiles"]], np.float32).reshape(-1, 4)
         codes = [PEER_CODES.get(t["code"], t["code"]) for t in out["tiles"]]
-        tally.add(
-            boxes, codes, np.array([t["confidence"] for t in out["tiles"]]), s.boxes, list(s.codes)
-        )
-    return tally, times, ""
+        conf = np.array([t["confidence"] for t in out["tiles"]])
+        tally.add(boxes, codes, conf, s.boxes, list(s.codes))
+        if not mislabelled(s):
+            checked.add(boxes, codes, conf, s.boxes, list(s.codes))
+    return tally, times, "", checked
 
 
 def synth_eval(
@@ -257,20 +273,27 @@ def main() -> None:
     print(
         f"tiles-photos-v4/valid: {len(photos)} photos, {n_tiles} tiles, IoU >= 0.5 with the correct code"
     )
-    ours, t_ours = run_ours(photos, args.models, args.threads)
+    ours, t_ours, checked = run_ours(photos, args.models, args.threads)
     print_summary("ours", ours, t_ours)
+    bad = [s for s in photos if mislabelled(s)]
     if args.no_peer:
         print("peer unavailable: skipped (--no-peer)")
     else:
-        peer, t_peer, why = run_peer(photos, args.peer_python)
+        peer, t_peer, why, peer_checked = run_peer(photos, args.peer_python)
         if peer is None:
             print(f"peer unavailable: {why}")
         else:
             print_summary("peer mahjong-detector", peer, t_peer)
+            if bad:
+                print_summary("peer, mislabelled out", peer_checked, t_peer)
             print(
                 f"speed: ours {np.median(t_ours):.1f} ms vs peer {np.median(t_peer):.1f} ms per photo "
                 f"({np.median(t_peer) / np.median(t_ours):.1f}x)"
             )
+    if bad:
+        print_summary("ours, mislabelled out", checked, t_ours)
+        print(f"  beside, not instead (the target is on every photo): {len(bad)} photos whose every tile is "
+              f"labelled {'/'.join(sorted({s.codes[0] for s in bad}))} ({sum(len(s.codes) for s in bad)} tiles) left out")
     print("\nper-class (ours):")
     print_classes(ours)
     if args.frames:
