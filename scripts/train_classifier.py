@@ -396,14 +396,19 @@ def main() -> None:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")
-    p.add_argument("--extra-blocks", type=int, default=0,
-                   help="residual blocks after the last stage (each ~4 MFLOPs a crop); blocks that --init's file "
-                        "lacks start as the identity")
+    p.add_argument("--extra-blocks", type=int, default=None,
+                   help="residual blocks after the last stage (each ~4 MFLOPs a crop); default: as many as the weights it "
+                        "starts from have (--init, or the run's last.pt with --resume / --export-only; else 0); "
+                        "blocks that the file lacks start as the identity")
     p.add_argument("--max-batches", type=int, default=0, help="debug: stop each epoch early")
     p.add_argument("--run-dir", default="runs/classifier")
     p.add_argument("--out", default="models", help="where to export the ONNX model")
     p.add_argument("--export-only", action="store_true")
     args = p.parse_args()
+    if args.extra_blocks is None:  # as the weights it starts from have
+        last = REPO / args.run_dir / "last.pt"
+        start = args.init or (last if (args.export_only or args.resume) and last.is_file() else None)
+        args.extra_blocks = extra_blocks(start) if start else 0
     if args.export_only:
         st = torch.load(REPO / args.run_dir / "last.pt", weights_only=False)
         net = TileNet(extra=args.extra_blocks)

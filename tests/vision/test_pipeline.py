@@ -48,9 +48,9 @@ def f1_with_codes(d: Detections, tiles: list[dict[str, object]]) -> float:
 
 # minimum tile F1 (IoU >= 0.5 and the right code) per photo; photo3 (big tilted tiles) and
 # photo4 (squeezed from a panorama) are known weak spots, see docs/recognition.md. photo2 reads
-# 0.83 with the third session's classifier (0.89 before): its table-scale fine-tuning costs two
-# doubtful misreads here (9D as 6D at 0.45, 1B as 8D at 0.55), four soaps read as backs or missed
-# are older
+# 0.83 with the third and fourth sessions' classifiers (0.89 before): their table-scale fine-tuning
+# costs two doubtful misreads here (9D as 6D at 0.36, 1B as 8D at 0.43), four soaps read as backs
+# or missed are older
 MIN_F1 = {"photo1.jpg": 0.9, "photo2.jpg": 0.8, "photo3.jpg": 0.3}
 
 
