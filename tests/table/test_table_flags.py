@@ -55,6 +55,23 @@ def test_too_many_copies_in_view() -> None:
     assert read(r, tile_set="royale-4").flags == ()  # two sets hold 8
 
 
+def test_a_fifth_copy_read_short_of_sure_is_not_counted() -> None:
+    """A lone discard read at 0.8 (above the uncertain-tile threshold 0.75, below the copies
+    threshold 0.9) does not make "5 x 3D in view"; read at 0.95 it does."""
+    r = table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B")
+    disc = tile_index(r, "discards", "3D")
+
+    def flags_at(conf: float) -> list[str | None]:
+        det = r.detections()
+        c = det.confidence.copy()
+        c[disc] = conf
+        det = type(det)(det.boxes, det.quads, det.codes, c.astype(np.float32))
+        return flags_of(TableReader(r.layout, card=CARD).read(r.image, det), "tile_count")
+
+    assert flags_at(0.8) == []
+    assert flags_at(0.95) == ["P1-A"]
+
+
 def test_player_total_off_the_count() -> None:
     obs = read(table(p2=player("P2", exps("1D 1D 1D"), total=30)))
     assert flags_of(obs, "tile_count") == ["P2-A"]
