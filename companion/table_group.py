@@ -21,6 +21,10 @@ SOFT_GAP = (1.15, 1.36)
 exposure lie 1.01-1.06 widths apart and exposures 10-20 mm apart (1.42-1.83 widths), but the
 localiser's centres are off by about 1.7 mm along a rack (std, rendered 1280x720 tables), so a
 gap measured in this band is read both ways (:func:`run_options`); beyond it, runs are apart."""
+WEAK_GAP = 1.6
+"""A gap past :data:`SOFT_GAP` but under this many tile widths still parts two runs by default,
+but where one side is too short to be an exposure (under 3 tiles) and both sides are one kind,
+joining them is an option too: the rules then prefer whichever reading flags less."""
 MAX_SOFT = 4
 """A row with more soft gaps than this is cut at each as the default choice says (no options)."""
 
@@ -124,14 +128,18 @@ def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) 
     lo, hi = SOFT_GAP
     hard: list[list[int]] = [[row[0]]]
     soft: list[list[int]] = [[]]  # per hard run: positions k (into the run) with a soft gap before
+    weak: list[int] = []  # positions into ``hard`` (k > 0) whose gap before is weak
     for prev, cur in zip(row, row[1:], strict=False):
         gap = (tiles[cur].along - tiles[prev].along) / w
         if gap > hi:
+            if gap <= WEAK_GAP:
+                weak.append(len(hard))
             hard.append([])
             soft.append([])
         elif gap > lo:
             soft[-1].append(len(hard[-1]))
         hard[-1].append(cur)
+    hard, soft = _join_weak(tiles, hard, soft, weak)
     options: list[list[list[int]]] = [[]]
     for run, ks in zip(hard, soft, strict=True):
         codes = [tiles[i].code for i in run]
@@ -152,6 +160,22 @@ def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) 
             cut_runs.append(parts)
         options = [o + c for o in options for c in cut_runs][:limit]
     return options
+
+
+def _join_weak(tiles: Sequence[SeenTile], hard: list[list[int]], soft: list[list[int]],
+               weak: list[int]) -> tuple[list[list[int]], list[list[int]]]:
+    """Hard runs parted by a weak gap (:data:`WEAK_GAP`) joined again, the gap made soft and cut
+    by default, where one side is under 3 tiles and both sides are one kind (or one is jokers)."""
+    for k in sorted(weak, reverse=True):
+        left, right = [tiles[i].code for i in hard[k - 1]], [tiles[i].code for i in hard[k]]
+        a, b = [c for c in left if c != JOKER], [c for c in right if c != JOKER]
+        if min(len(left), len(right)) >= 3 or (a and b and a[-1] != b[0]):
+            continue
+        at = len(hard[k - 1])
+        soft[k - 1] = soft[k - 1] + [at] + [at + j for j in soft[k]]
+        hard[k - 1] = hard[k - 1] + hard[k]
+        del hard[k], soft[k]
+    return hard, soft
 
 
 def _segments(codes: Sequence[str]) -> tuple[list[list[int]], list[list[int]]]:

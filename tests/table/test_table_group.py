@@ -62,7 +62,10 @@ def test_gap_splits_same_kind_and_order_follows_the_rack() -> None:
         ("6B 6B 6B 6B", [1, 7, 1], [[[0, 1, 2, 3]], [[0, 1], [2, 3]]]),
         ("5B 5B 5B J", [1, 1, 7], [[[0, 1, 2, 3]], [[0, 1, 2], [3]]]),  # a joker alone is no exposure
         ("5B 5B 5B 7D 7D 7D", [1, 1, 7, 1, 1], [[[0, 1, 2], [3, 4, 5]]]),  # a change of kind cuts
-        ("6B 6B 6B 6B", [1, 12, 1], [[[0, 1], [2, 3]]]),  # past the band: apart, whatever the kinds
+        ("6B 6B 6B 6B", [1, 20, 1], [[[0, 1], [2, 3]]]),  # past 1.6 widths: apart, whatever the kinds
+        # 1.5 widths (a 12 mm gap): apart, unless a side is too short to be an exposure alone
+        ("6B 6B 6B 6B", [1, 1, 12], [[[0, 1, 2, 3]], [[0, 1, 2], [3]]]),
+        ("5B 5B 5B 5B J J", [1, 1, 12, 1, 1], [[[0, 1, 2], [3, 4, 5]]]),
         ("6B 6B 6B 6B", [1, 2, 1], [[[0, 1, 2, 3]]]),  # below it: touching
     ],
 )
