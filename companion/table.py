@@ -80,6 +80,8 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
     out = list(seen)
     doubtful: list[Run] = []
     for row in order_rows(seen):
+        # runs cut at TOUCH_RATIO, not at the grouping's soft-gap default (run_options): reading
+        # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
         for run in touching_runs(seen, row):
             reading = read_run(probs[run], classes, jokers=jokers, chows=chows)
             for i, code, c in zip(run, reading.codes, reading.confidence, strict=True):
@@ -396,10 +398,11 @@ class TableReader:
         beats one calling the hand dead), then the one more card hands can use (players expose
         what their hand needs, so a joker at the seam of two touching exposures more likely
         belongs where it serves more hands), then the default grouping."""
-        def cost(k: int) -> tuple[int, int, int]:
-            return (len(rack_flags(options[k], self.ctx)[0]), -_viable_hands(options[k], self.ctx), k)
-
-        return options[min(range(len(options)), key=cost)]
+        flags = [len(rack_flags(o, self.ctx)[0]) for o in options]
+        tied = [k for k, n in enumerate(flags) if n == min(flags)]
+        if len(tied) == 1:
+            return options[tied[0]]
+        return options[min(tied, key=lambda k: (-_viable_hands(options[k], self.ctx), k))]
 
     def _exchange_flags(self, zones: dict[str, ZoneReading]) -> list[Flag]:
         """A joker leaving a declared Mah Jongg display between two frames (never allowed)."""
