@@ -47,11 +47,13 @@ def f1_with_codes(d: Detections, tiles: list[dict[str, object]]) -> float:
 
 
 # minimum tile F1 (IoU >= 0.5 and the right code) per photo; photo3 (big tilted tiles) and
-# photo4 (squeezed from a panorama) are known weak spots, see docs/recognition.md. photo2 reads
+# photo4 (squeezed from a panorama) are known weak spots, see docs/recognition.md. photo3 reads
+# 0.69 since the localiser tries three scales on a photo (0.43 at the default scale alone, so its
+# floor fails without them; photo1 must stay at 1.0, where the default scale is the sure one). photo2 reads
 # 0.83 with the third and fourth sessions' classifiers (0.89 before): their table-scale fine-tuning
 # costs two doubtful misreads here (9D as 6D at 0.36, 1B as 8D at 0.43), four soaps read as backs
 # or missed are older
-MIN_F1 = {"photo1.jpg": 0.9, "photo2.jpg": 0.8, "photo3.jpg": 0.3}
+MIN_F1 = {"photo1.jpg": 0.95, "photo2.jpg": 0.8, "photo3.jpg": 0.6}
 
 
 @pytest.mark.parametrize("photo", PHOTOS, ids=[p["file"] for p in PHOTOS])
@@ -139,3 +141,31 @@ def test_table_frame_tiles_are_found_at_the_told_tile_size(recognizer) -> None: 
         found.append(float(np.mean(dist.min(axis=1) < 0.5 * width)) if len(d) else 0.0)
     # tiles 8-20 px wide: at the default half-size input most fall below the localiser's floor
     assert found[1] >= 0.85 and found[1] > found[0] + 0.2, found
+
+
+def test_sure_fraction_counts_confident_peaks() -> None:
+    from vision.pipeline import sure_fraction
+
+    assert sure_fraction(np.array([0.9, 0.7, 0.5, 0.3], np.float32)) == 0.5
+    assert sure_fraction(np.array([0.59, 0.6], np.float32)) == 0.5
+    assert sure_fraction(np.zeros(0, np.float32)) == 0.0
+
+
+def test_a_forced_input_size_tries_one_scale(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from vision.pipeline import TileRecognizer
+
+    rec = TileRecognizer(REPO / "models", input_long_side=320)
+    seen: list[float] = []
+    real = rec.localizer.localize
+
+    def spy(image, scale=None):  # type: ignore[no-untyped-def]
+        seen.append(scale)
+        return real(image, scale=scale)
+
+    monkeypatch.setattr(rec.localizer, "localize", spy)
+    rec.detect(load_image(DATA / "photo3.jpg"))
+    assert seen == [0.5]
+    rec.input_long_side = None
+    seen.clear()
+    rec.detect(load_image(DATA / "photo3.jpg"))  # no scale is sure enough here: all three tried
+    assert seen == pytest.approx([0.4, 0.5, 0.6])
