@@ -154,6 +154,24 @@ def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
     return _cached(C.cache_path(f"photos_{split}_pad{C.PAD}.npz"), make)
 
 
+def loose_photo_tiles(split: str) -> np.ndarray:
+    """Per tile of :func:`photo_set` (same order: photos by file name, label rows in order), True
+    where its photo's boxes are loose: the export's +-45 degree turns, whose axis-aligned boxes
+    hold a turned tile and parts of its neighbours (``train_localizer.loose_boxes``; 577 of 1350
+    train photos, none in valid).  The classifier never sees such a crop at inference: every
+    tile is cut upright from its own quad."""
+    from scripts.photos import iter_split
+    from scripts.train_localizer import loose_boxes
+
+    root = C.photos_root() / split
+    names = [p.name for p in sorted((root / "images").iterdir())]
+    flags: dict[str, tuple[bool, int]] = {}
+    for sample in iter_split(split):
+        flags[sample.image_path.name] = (loose_boxes(sample.boxes), len(sample.boxes))
+    out = [np.full(flags[n][1], flags[n][0]) for n in names if n in flags]
+    return np.concatenate(out) if out else np.zeros(0, bool)
+
+
 def to_tensor(crops: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(crops.transpose(0, 3, 1, 2))).float() / 255.0
 
@@ -264,6 +282,14 @@ def train(args: argparse.Namespace) -> None:
     ckpt = run_dir / "last.pt"
     t0 = time.time()
     px, py = photo_set("train")
+    if args.drop_loose:
+        keep = ~loose_photo_tiles("train")
+        if len(keep) != len(px):
+            raise SystemExit(f"--drop-loose: {len(keep)} labelled tiles but {len(px)} cached photo crops")
+        print(f"--drop-loose: {int((~keep).sum())} tiles of photos with loose (turned) boxes left out", flush=True)
+        px, py = px[keep], py[keep]
+    if args.photo_repeat > 1:
+        px, py = np.concatenate([px] * args.photo_repeat), np.concatenate([py] * args.photo_repeat)
     vx, vy = photo_set("valid")
     vx = centre_crops(vx)
     sx, sy = synth_pool(args.synth_seed or args.seed, args.synth_per_class)
@@ -393,6 +419,10 @@ def main() -> None:
                         "slightly wrong centre) instead of with the photo localiser's error")
     p.add_argument("--extra-table", default="",
                    help="more table pools, SEED:FRAMES[:SNAP],... (e.g. a cached pool of an earlier run)")
+    p.add_argument("--photo-repeat", type=int, default=1,
+                   help="each epoch holds the train photos' tiles this many times (more weight on real photos)")
+    p.add_argument("--drop-loose", action="store_true",
+                   help="leave out the tiles of train photos with loose boxes (the export's 45-degree turns)")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")
