@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 HomographyState = Literal["fresh", "stale", "missing"]
-FLAG_KINDS = ("wrong_rack", "tile_count", "joker", "unreadable")
+FLAG_KINDS = ("wrong_rack", "tile_count", "joker", "unreadable", "view")
 MIN_CONFIDENCE = 0.75
 """Reads below this confidence are ``uncertain``: shown, never used to call a hand dead.  (0.6
 until runs were read jointly: on 30 rendered tables, 0.75 left the dead-hand calls as they were,
@@ -60,7 +60,8 @@ class ZoneReading:
 
 @dataclass(frozen=True)
 class Flag:
-    """Something the rules say about the table: ``wrong_rack``, ``tile_count``, ``joker``, ``unreadable``."""
+    """Something the rules say about the table: ``wrong_rack``, ``tile_count``, ``joker``, ``unreadable``;
+    or about the camera: ``view`` (a zone's tiles too small in the picture to read reliably)."""
 
     kind: str
     zone: str | None

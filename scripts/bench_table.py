@@ -37,7 +37,7 @@ from companion.rules.card import load_card  # noqa: E402
 from companion.rules.card_model import Card  # noqa: E402
 from companion.rules.matcher_index import compiled  # noqa: E402
 from companion.rules.tiles import JOKER, TileSet, sort_key  # noqa: E402
-from companion.table import TableReader, ZoneReading  # noqa: E402
+from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
 from vision.layout import Layout, load_layout  # noqa: E402
 from vision.render import RackScene, Scene, random_scene, random_view, render_table  # noqa: E402
@@ -179,12 +179,15 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
             continue
         read = obs.zones.get(name)
         got = Counter(tuple(sorted(e, key=sort_key)) for e in (read.exposures if read else ()))
+        small = any(f.kind == "view" and f.zone == name for f in obs.flags)
         for e in z.exposures:
             key = tuple(sorted(e, key=sort_key))
             stats["exposures"] += 1
+            stats["exposures_view"] = stats.get("exposures_view", 0) + small
             if got[key] > 0:
                 got[key] -= 1
                 stats["exposures_ok"] += 1
+                stats["exposures_view_ok"] = stats.get("exposures_view_ok", 0) + small
             else:
                 stats.setdefault("missed_why", Counter())[_why_missed(z, read)] += 1
     stats.setdefault("unreadable_causes", Counter()).update(
@@ -229,7 +232,7 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     print(f"  {'flag':<12}{'tp':>5}{'fp':>5}{'fn':>5}{'precision':>11}{'recall':>8}")
     tot: Counter[str] = Counter()
     for kind, c in sorted(s["flags"].items()):
-        if kind == "unreadable":  # a perception flag: the truth has none; reported, not scored
+        if kind in ("unreadable", "view"):  # perception flags: the truth has none; reported, not scored
             continue
         tot.update(c)
         p = c["tp"] / max(1, c["tp"] + c["fp"])
@@ -243,6 +246,11 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     print(f"  unreadable flags (racks left unjudged): {s['flags'].get('unreadable', Counter())['fp']}"
           + (f"  ({why_unread})" if why_unread else ""))
     print(f"  false dead-hand (wrong_rack) flags: {s['flags'].get('wrong_rack', Counter())['fp']}")
+    nv, nv_ok = s.get("exposures_view", 0), s.get("exposures_view_ok", 0)
+    rest, rest_ok = s["exposures"] - nv, s["exposures_ok"] - nv_ok
+    print(f"  view flags (zones whose tiles look under {MIN_VIEW_PX:g} px): {s['flags'].get('view', Counter())['fp']};"
+          f" exposures there read right {nv_ok}/{nv}, elsewhere {rest_ok}/{rest}"
+          + (f" ({rest_ok / rest:.1%})" if rest else ""))
 
 
 def main() -> int:
