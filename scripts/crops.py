@@ -254,3 +254,46 @@ def synth_chunk(job: tuple[int, list[str]]) -> Image:
     faces = {k: list(v) for k, v in tile_faces().items()}
     rng = np.random.default_rng(seed)
     return np.stack([synth_crop(code, faces, rng) for code in codes])
+
+
+def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, npt.NDArray[np.int64]]:
+    """Crops of one split's photos cut the way the pipeline cuts them: at the quads the photo
+    localiser finds (``TileRecognizer.localize``, three scales and all), each labelled with the
+    code of the labelled box it overlaps at IoU >= 0.5 (unmatched quads are left out).  Photos
+    with loose boxes (the export's 45-degree turns) are left out unless ``drop_loose`` is False.
+    Cached on disk, keyed by the localiser file's sha256.  ``(crops, class indices)``."""
+    import hashlib
+
+    from companion.rules.tiles import ALL_CODES
+    from scripts.photos import load_split
+    from scripts.train_localizer import loose_boxes
+    from vision.classify import extract_crops
+    from vision.detect import quad_iou_boxes
+    from vision.pipeline import REPO, TileRecognizer
+
+    digest = hashlib.sha256((REPO / "models" / "localizer.onnx").read_bytes()).hexdigest()[:12]
+    path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
+    if not path.is_file():
+        rec = TileRecognizer(threads=2)
+        crops, labels = [], []
+        for s in load_split(split):
+            if drop_loose and loose_boxes(s.boxes):
+                continue
+            img = cv2.imread(str(s.image_path))
+            if img is None or len(s.boxes) == 0:
+                continue
+            quads, _ = rec.localize(img)
+            if len(quads) == 0:
+                continue
+            boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
+            iou = quad_iou_boxes(boxes, s.boxes.astype(np.float32))
+            best = iou.argmax(axis=1)
+            ok = iou[np.arange(len(quads)), best] >= 0.5
+            if ok.any():
+                crops.append(extract_crops(img, quads[ok]))
+                labels.extend(ALL_CODES.index(s.codes[j]) for j in best[ok])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+        np.savez(path, x=x, y=np.asarray(labels, np.int64))
+    with np.load(path) as d:
+        return d["x"], d["y"]

@@ -296,6 +296,13 @@ def train(args: argparse.Namespace) -> None:
     if args.boost:
         bx, by = boost_pool(args.seed, args.boost)
         sx, sy = np.concatenate([sx, bx]), np.concatenate([sy, by])
+    if args.localised_crops:
+        lx, ly = C.localised_photo_crops("train")
+        sx = np.concatenate([sx] + [lx] * args.localised_crops)
+        sy = np.concatenate([sy] + [ly] * args.localised_crops)
+        lvx, lvy = C.localised_photo_crops("valid")
+        print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
+              flush=True)
     tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     ty = np.zeros(0, np.int64)
     if args.table_crops:
@@ -334,6 +341,8 @@ def train(args: argparse.Namespace) -> None:
         run_epoch(net, opt, sched, px, py, sx, sy, args, epoch)
         acc = evaluate(net, vx, vy)
         table_acc = f", table crops {evaluate(net, tvx, tvy):.4f}" if args.table_crops else ""
+        if args.localised_crops:
+            table_acc += f", valid crops at localised quads {evaluate(net, lvx, lvy):.4f}"
         _checkpoint(
             ckpt,
             model=net.state_dict(),
@@ -423,6 +432,9 @@ def main() -> None:
                    help="each epoch holds the train photos' tiles this many times (more weight on real photos)")
     p.add_argument("--drop-loose", action="store_true",
                    help="leave out the tiles of train photos with loose boxes (the export's 45-degree turns)")
+    p.add_argument("--localised-crops", type=int, default=0, metavar="K",
+                   help="add K copies of the train photos' tiles cut at the photo localiser's quads, as the "
+                        "pipeline cuts them (scripts.crops.localised_photo_crops, cached)")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")

@@ -67,12 +67,16 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
 def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
-               "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2"])
+               "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
+               "--localised-crops", "1"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     # the train photos whose boxes are the export's 45-degree turns are left out, the rest twice
     dropped = int(res.stdout.split("--drop-loose: ")[1].split()[0])
     photos = int(res.stdout.split("data: ")[1].split()[0])
     assert 0 < dropped and photos == 2 * (22548 - dropped), res.stdout[:500]
+    # and the upright photos' tiles once more, cut at the photo localiser's quads as the pipeline cuts them
+    assert int(res.stdout.split("--localised-crops: ")[1].split()[0]) > 10000, res.stdout[:500]
+    assert "valid crops at localised quads" in res.stdout
     assert (tmp_path / "run" / "last.pt").is_file(), "no checkpoint written"
     model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
     logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
