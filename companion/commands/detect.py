@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--min-confidence", type=float, default=0.0, help="drop tiles read below this confidence"
     )
     p.add_argument(
-        "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image, best of three scales on a small photo)"
+        "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image, the better of two scales on a small photo)"
     )
 
 
