@@ -45,13 +45,14 @@ __all__ = [
 TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
 RECTIFIED_PX_PER_MM = 20.0 / 24.0
+"""Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
+size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
 MIN_VIEW_PX = 8.0
 """A zone whose tiles look narrower than this (pixels, their most foreshortened side scaled to a
 tile's width: :meth:`TableReader.zone_tile_px`) gets a ``view`` flag asking for a better camera
-placement.  On 50 rendered tables at 1280x720 (fifth session), exposures on racks under 6 px were
-read right 71% of the time, 6-8 px 85%, 8 px and over 94-97%."""
-"""Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
-size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
+placement.  On 50 rendered tables at 1280x720 (fifth session, the fourth session's classifier),
+exposures on racks under 6 px were read right 71% of the time, 6-8 px 85%, 8 px and over
+94-97%."""
 MIN_PITCH = 0.72
 """Two detections on one rack row closer than this many tile widths are one tile (or a phantom
 between two): rows are thinned to the heaviest set that respects it (:func:`thin_row`)."""
