@@ -258,20 +258,24 @@ def synth_chunk(job: tuple[int, list[str]]) -> Image:
 
 def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, npt.NDArray[np.int64]]:
     """Crops of one split's photos cut the way the pipeline cuts them: at the quads the photo
-    localiser finds (``TileRecognizer.localize``, three scales and all), each labelled with the
+    localiser finds (``TileRecognizer.localize``, its scales and all), each labelled with the
     code of the labelled box it overlaps at IoU >= 0.5 (unmatched quads are left out).  Photos
     with loose boxes (the export's 45-degree turns) are left out unless ``drop_loose`` is False.
-    Cached on disk, keyed by the localiser file's sha256.  ``(crops, class indices)``."""
+    Cached on disk, keyed by the localiser file's sha256 and the pipeline's scale settings.
+    ``(crops, class indices)``."""
     import hashlib
 
     from companion.rules.tiles import ALL_CODES
     from scripts.photos import load_split
     from scripts.train_localizer import loose_boxes
+    from vision import pipeline
     from vision.classify import extract_crops
     from vision.detect import quad_iou_boxes
     from vision.pipeline import REPO, TileRecognizer
 
-    digest = hashlib.sha256((REPO / "models" / "localizer.onnx").read_bytes()).hexdigest()[:12]
+    h = hashlib.sha256((REPO / "models" / "localizer.onnx").read_bytes())
+    h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
+    digest = h.hexdigest()[:12]
     path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
     if not path.is_file():
         rec = TileRecognizer(threads=2)
