@@ -253,6 +253,16 @@ class TableReader:
         x1, y1 = np.ceil(img.max(axis=0)).astype(int)
         return max(0, x0), max(0, y0), min(int(shape[1]), x1), min(int(shape[0]), y1)
 
+    def _zone_faces(self, calibration: Calibration) -> list[tuple[str, npt.NDArray[np.float64]]]:
+        """Per zone, a tile's face (:data:`TILE_MM`, upright) at the zone's centre in image pixels."""
+        w, h = TILE_MM
+        out = []
+        for z in self.layout.zones:
+            c = np.asarray(z.polygon_mm, np.float64).mean(axis=0)
+            face = c + np.array([[-w, -h], [w, -h], [w, h], [-w, h]], np.float64) / 2
+            out.append((z.name, calibration.to_image(face.astype(np.float32)).astype(np.float64)))
+        return out
+
     def tile_px(self, calibration: Calibration) -> float:
         """The expected tile width in image pixels at the zones (geometric mean over the zones).
 
@@ -262,10 +272,7 @@ class TableReader:
         """
         w, h = TILE_MM
         sizes = []
-        for z in self.layout.zones:
-            c = np.asarray(z.polygon_mm, np.float64).mean(axis=0)
-            face = c + np.array([[-w, -h], [w, -h], [w, h], [-w, h]], np.float64) / 2
-            q = calibration.to_image(face.astype(np.float32)).astype(np.float64)
+        for _, q in self._zone_faces(calibration):
             x, y = q[:, 0], q[:, 1]
             area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
             sizes.append(np.sqrt(area * w / h))
@@ -277,12 +284,9 @@ class TableReader:
         width), whichever perspective shrinks more."""
         w, h = TILE_MM
         out = {}
-        for z in self.layout.zones:
-            c = np.asarray(z.polygon_mm, np.float64).mean(axis=0)
-            face = c + np.array([[-w, -h], [w, -h], [w, h], [-w, h]], np.float64) / 2
-            q = calibration.to_image(face.astype(np.float32)).astype(np.float64)
+        for name, q in self._zone_faces(calibration):
             side = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
-            out[z.name] = float(min((side[0] + side[2]) / 2, (side[1] + side[3]) / 2 * w / h))
+            out[name] = float(min((side[0] + side[2]) / 2, (side[1] + side[3]) / 2 * w / h))
         return out
 
     def _view_flags(self, calibration: Calibration) -> list[Flag]:
