@@ -53,6 +53,10 @@ tile's width: :meth:`TableReader.zone_tile_px`) gets a ``view`` flag asking for 
 placement.  On 50 rendered tables at 1280x720 (fifth session, the fourth session's classifier),
 exposures on racks under 6 px were read right 71% of the time, 6-8 px 85%, 8 px and over
 94-97%."""
+VIEW_CLEAR_PX = 8.5
+"""A zone flagged ``view`` keeps its flag until its tiles look at least this wide: a tile size
+near :data:`MIN_VIEW_PX` that the homography's jitter moves across it from frame to frame does not
+make the flag (and the live log's ``flag`` event) come and go."""
 MIN_PITCH = 0.72
 """Two detections on one rack row closer than this many tile widths are one tile (or a phantom
 between two): rows are thinned to the heaviest set that respects it (:func:`thin_row`)."""
@@ -230,6 +234,7 @@ class TableReader:
         self.min_confidence = min_confidence
         self._mj_jokers: dict[str, int] = {}
         self._takes_tile_px: bool | None = None
+        self._small_zones: set[str] = set()  # zones flagged ``view`` in the last frame
 
     def read(self, frame: npt.NDArray[np.uint8], detections: Detections | None = None) -> TableObservation:
         """Read one frame; ``detections`` skips the recogniser (already run, or replayed)."""
@@ -290,11 +295,15 @@ class TableReader:
         return out
 
     def _view_flags(self, calibration: Calibration) -> list[Flag]:
-        """A ``view`` flag for each zone whose tiles look narrower than :data:`MIN_VIEW_PX`."""
+        """A ``view`` flag for each zone whose tiles look narrower than :data:`MIN_VIEW_PX` (kept
+        until they look :data:`VIEW_CLEAR_PX` wide)."""
+        px = self.zone_tile_px(calibration)
+        self._small_zones = {name for name, p in px.items()
+                             if p < MIN_VIEW_PX or (name in self._small_zones and p < VIEW_CLEAR_PX)}
         return [Flag("view", name, f"{name}: its tiles look under {MIN_VIEW_PX:g} px across in this picture, too small "
                                    "to read reliably: move the camera closer, face the table more squarely, or use a "
                                    "higher resolution")
-                for name, px in self.zone_tile_px(calibration).items() if px < MIN_VIEW_PX]
+                for name in px if name in self._small_zones]
 
     def _detect(self, image: npt.NDArray[np.uint8], tile_px: float) -> Detections:
         assert self.recognizer is not None

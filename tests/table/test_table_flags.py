@@ -241,3 +241,19 @@ def test_two_stage_recogniser_localises_top_down_and_reads_snapped_tiles() -> No
     sides = np.linalg.norm(np.roll(in_mm, -1, axis=1) - in_mm, axis=2)
     assert np.allclose(np.sort(sides, axis=1), [[TILE_MM[0]] * 2 + [TILE_MM[1]] * 2], atol=0.5)
     assert obs.zones["P1-A"].exposures == exps("8C 8C J") and obs.flags == ()
+
+
+def test_a_view_flag_does_not_flicker_near_the_threshold(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from companion.table import MIN_VIEW_PX, VIEW_CLEAR_PX
+
+    r = table()
+    reader = TableReader(r.layout, card=CARD)
+    sizes = {"P1-A": 20.0, "P1-B": 20.0, "P2-A": MIN_VIEW_PX - 0.1, "P2-B": 20.0, "discards": 20.0}
+    monkeypatch.setattr(reader, "zone_tile_px", lambda cal: dict(sizes))
+    assert flags_of(read(r, reader=reader), "view") == ["P2-A"]
+    sizes["P2-A"] = (MIN_VIEW_PX + VIEW_CLEAR_PX) / 2  # jitter back over the line: still flagged
+    assert flags_of(read(r, reader=reader), "view") == ["P2-A"]
+    sizes["P2-A"] = VIEW_CLEAR_PX + 0.1  # clearly readable now
+    assert flags_of(read(r, reader=reader), "view") == []
+    sizes["P2-A"] = (MIN_VIEW_PX + VIEW_CLEAR_PX) / 2  # a fresh zone in the band is not flagged
+    assert flags_of(read(r, reader=reader), "view") == []
