@@ -45,7 +45,7 @@ one scale, and which one depends on the photo.  The first scale whose :func:`sur
 reaches :data:`SURE_ENOUGH` is kept; otherwise the one with the larger sure fraction (the first
 on a tie: the smaller scale measured better).  On ``tiles-photos-v4/valid`` this lifted box F1
 from 0.913 (half size only) to 0.934; three scales (0.8, 1, 1.2) measured the same (0.935) at
-about 5 ms more a photo (fifth session, ``docs/recognition.md``)."""
+27.8-29.7 ms a photo against 21.7-22.3 (fifth session, ``docs/recognition.md``)."""
 SURE_OBJECTNESS = 0.6
 SURE_ENOUGH = 0.85
 MULTI_SCALE_MAX_PIXELS = 160_000
