@@ -25,7 +25,14 @@ from companion.rules.tiles import BACK, JOKER, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
 from companion.table_decode import ALT_FLOOR, plausible_readings, read_run
 from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
-from companion.table_group import SeenTile, grouping_options, order_rows, thin_row, touching_runs
+from companion.table_group import (
+    SeenTile,
+    grouping_options,
+    order_rows,
+    refit_runs,
+    thin_row,
+    touching_runs,
+)
 from companion.table_types import (
     FLAG_KINDS,
     MIN_CONFIDENCE,
@@ -40,7 +47,7 @@ from vision.types import Detections
 
 __all__ = [
     "FLAG_KINDS", "MIN_CONFIDENCE", "Flag", "HomographyState", "Recognizer", "TableObservation", "TableReader",
-    "ZoneReading", "read_zones",
+    "ZoneReading", "read_zones", "refit_racks",
 ]
 TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
@@ -134,6 +141,50 @@ def _thin(along: npt.NDArray[np.float32], across: npt.NDArray[np.float32],
         kept = thin_row([float(along[i]) for i in row], [max(float(weight[i]), 1e-3) for i in row], MIN_PITCH * TILE_MM[0])
         keep += [row[k] for k in kept]
     return np.asarray(sorted(keep), np.int64)
+
+
+def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64],
+                weight: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
+    """Localised quads (table mm) with each rack run that the localiser miscounted laid again.
+
+    Tiles on a rack touch edge to edge, so a touching run's length says how many tiles it holds
+    (:func:`companion.table_group.refit_runs`).  Where the localiser found one tile twice, or two
+    as one, and the run's length says so, the run's detections are replaced by that many
+    :data:`TILE_MM` tiles laid evenly over it (weight: the run's mean).  Other quads are kept as
+    they are; new ones come after them.
+    """
+    if len(quads_mm) == 0:
+        return quads_mm, weight
+    centres = quads_mm.mean(axis=1)
+    where = layout.assign(centres)
+    keep = np.ones(len(quads_mm), bool)
+    new_q: list[npt.NDArray[np.float64]] = []
+    new_w: list[float] = []
+    w, h = TILE_MM
+    for k, zone in enumerate(layout.zones):
+        idx = np.flatnonzero(where == k)
+        if zone.kind != "rack" or len(idx) == 0:
+            continue
+        axis, perp = (v.astype(np.float64) for v in layout.reading_axes(zone))
+        along = quads_mm[idx] @ axis
+        lo, hi = along.min(axis=1), along.max(axis=1)
+        across = centres[idx] @ perp
+        seen = [SeenTile("", float(a + b) / 2, float(c), w, h) for a, b, c in zip(lo, hi, across, strict=True)]
+        for row in order_rows(seen):
+            fits = refit_runs([float(lo[i]) for i in row], [float(hi[i]) for i in row], w, MIN_PITCH * w)
+            for run, placed in fits:
+                members = idx[[row[i] for i in run]]
+                keep[members] = False
+                mid = float(np.median(across[[row[i] for i in run]]))
+                for u in placed:
+                    c = axis * u + perp * mid
+                    r, t = axis * (w / 2), perp * (h / 2)
+                    new_q.append(np.stack([c - r - t, c + r - t, c + r + t, c - r + t]))
+                    new_w.append(float(np.mean(weight[members])))
+    if not new_q:
+        return quads_mm, weight
+    return (np.concatenate([quads_mm[keep], np.asarray(new_q, np.float64)]),
+            np.concatenate([weight[keep], np.asarray(new_w, np.float32)]).astype(np.float32))
 
 
 def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDArray[np.float32],
@@ -347,6 +398,8 @@ class TableReader:
             quads, objectness = localize(top, tile_px=TILE_MM[0] * RECTIFIED_PX_PER_MM)
             q = np.asarray(quads, np.float32)
             in_mm = cv2.perspectiveTransform(q.reshape(-1, 1, 2), to_table).reshape(q.shape) if len(q) else q
+            in_mm, objectness = refit_racks(self.layout, np.asarray(in_mm, np.float64),
+                                            np.asarray(objectness, np.float32).reshape(-1))
             snapped = self.snap_quads(calibration.to_image(in_mm.astype(np.float32)), calibration)
             det = classify(frame, snapped)
             meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from table_helpers import exps, flags_of, player, read, table
 
@@ -14,9 +15,13 @@ from companion.table_group import (
     group_exposures,
     grouping_options,
     merge_chows,
+    refit_runs,
     split_kinds,
 )
+from vision.layout import load_layout
 from vision.render import RackScene
+
+SIAMESE_LAYOUT = load_layout("siamese-2")
 
 
 @pytest.mark.parametrize(
@@ -102,3 +107,62 @@ def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use
     obs = read(table({"P1-A": rack, "P1-B": RackScene((), 13)}), card=load_card(card), count_backs=False)
     assert obs.zones["P1-A"].exposures == exps("F F F F J", "2B 2B 2B 2B")
     assert not flags_of(obs, "wrong_rack")
+
+
+# ------------------------------------------------------------------ runs recounted from their length
+W = 24.0
+
+
+def _extents(*extents: tuple[float, float]) -> tuple[list[float], list[float]]:
+    return [a for a, _ in extents], [b for _, b in extents]
+
+
+def test_refit_runs_splits_two_tiles_found_as_one() -> None:
+    # three touching tiles (0-24, 25-49, 50-74): the first two found as one wide box
+    lo, hi = _extents((0.0, 49.0), (50.5, 74.0))
+    fits = refit_runs(lo, hi, W, 0.72 * W)
+    assert len(fits) == 1
+    run, centres = fits[0]
+    assert run == [0, 1]
+    assert [round(c) for c in centres] == [12, 37, 62]
+
+
+def test_refit_runs_merges_one_tile_found_twice() -> None:
+    # three touching tiles, the middle one found twice (centres 9 mm apart)
+    lo, hi = _extents((0.0, 24.0), (21.0, 45.0), (30.0, 54.0), (50.0, 74.0))
+    fits = refit_runs(lo, hi, W, 0.72 * W)
+    assert len(fits) == 1 and fits[0][0] == [0, 1, 2, 3]
+    assert [round(c) for c in fits[0][1]] == [12, 37, 62]
+
+
+def test_refit_runs_leaves_consistent_and_unexplained_runs_alone() -> None:
+    # a correct run, then 12 mm further a second correct run: nothing to refit
+    assert refit_runs(*_extents((0.0, 24.0), (25.0, 49.0), (61.0, 85.0), (86.0, 110.0)), W, 0.72 * W) == []
+    # a run 2.5 tiles long is no whole number of tiles: not trusted
+    assert refit_runs(*_extents((0.0, 24.0), (36.0, 62.0)), W, 0.72 * W) == []
+    # three boxes over what measures four tiles, evenly spaced (no hole, no long box): not refitted
+    assert refit_runs(*_extents((0.0, 30.0), (33.0, 64.0), (66.0, 98.0)), W, 0.72 * W) == []
+    assert refit_runs([], [], W, 0.72 * W) == []
+
+
+def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:
+    from companion.table import refit_racks
+
+    zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
+    axis, perp = (v.astype(np.float64) for v in SIAMESE_LAYOUT.reading_axes(zone))
+    centre = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+
+    def quad(u0: float, u1: float) -> np.ndarray:
+        a, b = centre + axis * u0, centre + axis * u1
+        t = perp * 16.0
+        return np.stack([a - t, b - t, b + t, a + t])
+
+    # three touching tiles seen as one wide box and one normal box, plus a discard elsewhere
+    discard = np.array([[400.0, 400.0], [424.0, 400.0], [424.0, 432.0], [400.0, 432.0]])
+    quads = np.stack([quad(-37.0, 12.0), quad(13.5, 37.0), discard])
+    out, weight = refit_racks(SIAMESE_LAYOUT, quads, np.array([0.6, 0.8, 0.9], np.float32))
+    assert len(out) == 4
+    assert np.allclose(out[0], discard) and weight[0] == pytest.approx(0.9)
+    along = sorted(float((q.mean(axis=0) - centre) @ axis) for q in out[1:])
+    assert along == pytest.approx([-74 / 3, 0.0, 74 / 3], abs=0.01)
+    assert np.allclose(weight[1:], 0.7)
