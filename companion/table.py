@@ -166,6 +166,8 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64],
         if zone.kind != "rack" or len(idx) == 0:
             continue
         axis, perp = (v.astype(np.float64) for v in layout.reading_axes(zone))
+        r, t = axis * (w / 2), perp * (h / 2)
+        corners = np.stack([-r - t, r - t, r + t, t - r])  # a tile's outline about its centre
         along = quads_mm[idx] @ axis
         lo, hi = along.min(axis=1), along.max(axis=1)
         across = centres[idx] @ perp
@@ -176,11 +178,8 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64],
                 members = idx[[row[i] for i in run]]
                 keep[members] = False
                 mid = float(np.median(across[[row[i] for i in run]]))
-                for u in placed:
-                    c = axis * u + perp * mid
-                    r, t = axis * (w / 2), perp * (h / 2)
-                    new_q.append(np.stack([c - r - t, c + r - t, c + r + t, c - r + t]))
-                    new_w.append(float(np.mean(weight[members])))
+                new_q += [axis * u + perp * mid + corners for u in placed]
+                new_w += [float(np.mean(weight[members]))] * len(placed)
     if not new_q:
         return quads_mm, weight
     return (np.concatenate([quads_mm[keep], np.asarray(new_q, np.float64)]),
