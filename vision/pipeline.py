@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -52,6 +53,15 @@ MULTI_SCALE_MAX_PIXELS = 160_000
 """Scales are tried only while the default input has at most this many pixels (a 640x640
 photo's 320x320 input has 102,400; a 1280x720 frame's 640x360, 230,400, where a second scale
 measured no better and would break the 50 ms frame budget)."""
+SQUEEZED_ASPECT = 3.0
+"""A photo whose localised tiles are, at the median, this many times longer than wide has been
+squeezed along one axis (an export that stretched a panorama to a square: tiles 9-16x longer than
+wide).  Unsqueezed photos measure 1.2-2 on ``tiles-photos-v4/valid``, the squeezed ones 5.3-8."""
+UNSQUEEZE_ASPECT = 0.8
+"""A squeezed photo is resized along its tiles' long axis by ``aspect / UNSQUEEZE_ASPECT`` and
+localised again.  The localiser, at a loss on such tiles, returns boxes about half as long as the
+true squeeze, so the factor is larger than the measured aspect.  On the 33 squeezed valid photos
+(none in train/) boxes F1 went 0.49 -> 0.95 (0.93-0.95 for 0.7-1.0 here; docs/recognition.md)."""
 TABLE_LOCALIZER = "localizer-table.onnx"
 """The localiser fine-tuned on rendered whole-table frames: used when ``detect`` gets ``tile_px``
 (a table reader), the photo localiser ``localizer.onnx`` otherwise (close-up photos)."""
@@ -119,8 +129,13 @@ class TileRecognizer:
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
-        quads, objectness = self.localize(img, tile_px=tile_px)
-        det = self.classify(img, quads)
+        work, quads, objectness, back = self._localize(img, tile_px)
+        det = self.classify(work, quads)  # crops from the unsqueezed image when there is one
+        if back is not None:
+            det = Detections.from_quads(
+                det.quads * back, list(det.codes), det.confidence, embeddings=det.embeddings,
+                probs=det.probs, classes=det.classes,
+            )
         return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings,
                           {"ms": _ms(t0), "objectness": objectness}, det.probs, det.classes)
 
@@ -130,7 +145,36 @@ class TileRecognizer:
         """The localiser's stage alone: ``(quads (N, 4, 2), objectness (N,))`` in image pixels.
 
         ``tile_px`` as for :meth:`detect`.  The image is not validated here (``detect`` does it).
+        A photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`).
         """
+        _, quads, score, back = self._localize(image_bgr, tile_px)
+        return (quads if back is None else (quads * back).astype(np.float32)), score
+
+    def _localize(
+        self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
+    ) -> tuple[
+        npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.float32],
+        npt.NDArray[np.float32] | None,
+    ]:
+        """``(image, quads, objectness, back)``: quads in ``image``, which is ``image_bgr`` or, for
+        a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors) maps them back."""
+        quads, score = self._localize_once(image_bgr, tile_px)
+        if tile_px is not None or self.input_long_side is not None:
+            return image_bgr, quads, score, None
+        aspect, axis = squeeze_of(quads)
+        if aspect <= SQUEEZED_ASPECT:
+            return image_bgr, quads, score, None
+        h, w = image_bgr.shape[:2]
+        k = aspect / UNSQUEEZE_ASPECT
+        size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
+        work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
+        q2, s2 = self._localize_once(work, None)
+        back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
+        return work, q2, s2, back
+
+    def _localize_once(
+        self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         localizer = self.localizer if tile_px is None else self.table_localizer
         if self.input_long_side is None and tile_px is not None:
             scale = scale_for_tile(tile_px, image_bgr.shape, self.target_tile_px)
@@ -172,6 +216,20 @@ class TileRecognizer:
             q, list(res.codes), res.confidence, embeddings=res.embeddings,
             probs=res.probs.astype(np.float32), classes=tuple(self.classifier.classes),
         )
+
+
+def squeeze_of(quads: npt.NDArray[np.float32]) -> tuple[float, int]:
+    """``(aspect, axis)``: the median long/short side ratio of localised quads (0 for fewer than
+    three) and the image axis most of their long sides lie along (0: x, 1: y)."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    if len(q) < 3:
+        return 0.0, 1
+    a, b = q[:, 1] - q[:, 0], q[:, 2] - q[:, 1]
+    la, lb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    aspect = np.maximum(la, lb) / np.maximum(np.minimum(la, lb), 1e-3)
+    long = np.where((la >= lb)[:, None], a, b)
+    vertical = float(np.mean(np.abs(long[:, 1]) > np.abs(long[:, 0])))
+    return float(np.median(aspect)), 1 if vertical >= 0.5 else 0
 
 
 def sure_fraction(score: npt.NDArray[np.float32], sure: float = SURE_OBJECTNESS) -> float:

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -58,7 +59,8 @@ MIN_F1 = {"photo1.jpg": 0.95, "photo2.jpg": 0.8, "photo3.jpg": 0.6}
 @pytest.mark.parametrize("photo", PHOTOS, ids=[p["file"] for p in PHOTOS])
 def test_reads_real_photos(recognizer, photo: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     if photo["file"] not in MIN_F1:
-        pytest.xfail("known gap: tiles 12x wider than tall in a photo squeezed from a panorama")
+        # the localiser finds 13 long weak boxes here, too few and too short to unsqueeze right
+        pytest.xfail("known gap: this panorama's squeeze is misjudged (docs/recognition.md)")
     d = recognizer.detect(load_image(DATA / str(photo["file"])))
     assert isinstance(d, Detections)
     assert d.meta["ms"] > 0
@@ -171,3 +173,49 @@ def test_a_photo_tries_two_scales_and_a_forced_input_size_one(monkeypatch) -> No
     seen.clear()
     rec.detect(load_image(DATA / "photo1.jpg"))  # the smaller scale is sure enough: one run
     assert seen == pytest.approx([0.4])
+
+
+def squeezed_photo1() -> tuple[np.ndarray, list[dict[str, object]]]:
+    """photo1's row of 15 tiles cut out and stretched to 640x640 (tiles 12x longer than wide),
+    the way an export squeezes a panorama; its labels mapped the same way."""
+    photo = next(p for p in PHOTOS if p["file"] == "photo1.jpg")
+    img = load_image(DATA / "photo1.jpg")
+    boxes = np.array([t["box"] for t in photo["tiles"]], np.float32)
+    y0, y1 = int(boxes[:, 1].min()) - 15, int(boxes[:, 3].max()) + 15
+    f = 640 / (y1 - y0)
+    squeezed = cv2.resize(img[y0:y1], (640, 640), interpolation=cv2.INTER_LINEAR)
+    tiles = [
+        {"code": t["code"], "box": [b[0], (b[1] - y0) * f, b[2], (b[3] - y0) * f]}
+        for t, b in zip(photo["tiles"], boxes.tolist(), strict=True)
+    ]
+    return squeezed, tiles
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_a_squeezed_photo_is_read_unsqueezed(recognizer, turn: int) -> None:  # type: ignore[no-untyped-def]
+    from vision.pipeline import SQUEEZED_ASPECT, squeeze_of
+
+    squeezed, tiles = squeezed_photo1()
+    if turn:  # tiles lying along x: the image is unsqueezed along x
+        squeezed = np.ascontiguousarray(np.rot90(squeezed, -1))
+        tiles = [{"code": t["code"], "box": [640 - b[3], b[0], 640 - b[1], b[2]]}
+                 for t in tiles for b in [t["box"]]]
+    first = recognizer.localizer.localize(squeezed, scale=0.4).quads  # what the photo path sees first
+    assert squeeze_of(first)[0] > SQUEEZED_ASPECT
+    assert squeeze_of(first)[1] == 1 - turn
+    d = recognizer.detect(squeezed)
+    assert f1_with_codes(d, tiles) >= 0.9, (len(d), d.codes.tolist())
+    assert d.boxes[:, [0, 2]].max() <= 645 and d.boxes[:, [1, 3]].max() <= 645  # in the image's pixels
+    loc, _ = recognizer.localize(squeezed)
+    assert np.allclose(loc, d.quads)
+
+
+def test_squeeze_of_measures_the_median_tile_and_its_axis() -> None:
+    from vision.detect import rect_quads
+    from vision.pipeline import squeeze_of
+
+    n = np.ones(5, np.float32)
+    quads = rect_quads(np.arange(5, dtype=np.float32) * 20, 50 * n, 10 * n, 100 * n, 0 * n)
+    assert squeeze_of(quads) == pytest.approx((10.0, 1))
+    assert squeeze_of(quads[:, :, ::-1].copy())[1] == 0  # x and y swapped: long sides along x
+    assert squeeze_of(quads[:2]) == (0.0, 1)  # too few tiles to judge
