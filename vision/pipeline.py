@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.detect import TileLocalizer
+from vision.detect import TileLocalizer, refine_angles
 from vision.io import check_image
 from vision.types import Detections
 
@@ -145,7 +145,9 @@ class TileRecognizer:
         """The localiser's stage alone: ``(quads (N, 4, 2), objectness (N,))`` in image pixels.
 
         ``tile_px`` as for :meth:`detect`.  The image is not validated here (``detect`` does it).
-        A photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`).
+        On a photo (no ``tile_px``) each quad is turned to its tile's edges
+        (:func:`vision.detect.refine_angles`), and a photo squeezed along one axis is localised
+        again unsqueezed (:data:`SQUEEZED_ASPECT`).
         """
         _, quads, score, back = self._localize(image_bgr, tile_px)
         return (quads if back is None else (quads * back).astype(np.float32)), score
@@ -159,18 +161,18 @@ class TileRecognizer:
         """``(image, quads, objectness, back)``: quads in ``image``, which is ``image_bgr`` or, for
         a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors) maps them back."""
         quads, score = self._localize_once(image_bgr, tile_px)
-        if tile_px is not None or self.input_long_side is not None:
+        if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
             return image_bgr, quads, score, None
+        work, back = image_bgr, None
         aspect, axis = squeeze_of(quads)
-        if aspect <= SQUEEZED_ASPECT:
-            return image_bgr, quads, score, None
-        h, w = image_bgr.shape[:2]
-        k = aspect / UNSQUEEZE_ASPECT
-        size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
-        work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
-        q2, s2 = self._localize_once(work, None)
-        back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
-        return work, q2, s2, back
+        if self.input_long_side is None and aspect > SQUEEZED_ASPECT:
+            h, w = image_bgr.shape[:2]
+            k = aspect / UNSQUEEZE_ASPECT
+            size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
+            work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
+            quads, score = self._localize_once(work, None)
+            back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
+        return work, refine_angles(work, quads), score, back
 
     def _localize_once(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None

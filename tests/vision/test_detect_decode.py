@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +17,7 @@ from vision.detect import (
     quad_iou_boxes,
     quad_params,
     rect_quads,
+    refine_angles,
     suppress_overlaps,
 )
 
@@ -109,3 +112,42 @@ def test_prepare_pads_to_a_multiple_of_32() -> None:
     batch, sx, sy = prepare(img, 0.5)
     assert batch.shape == (1, 3, 384, 640)
     assert abs(sx - 0.5) < 1e-6 and abs(sy - 0.5) < 1e-6
+
+
+def tile_row(theta_deg: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """A green table with ``n`` touching ivory tiles (40 x 54 px, a dark face mark each) in a row
+    turned ``theta_deg`` from upright; returns the image and the tiles' centres."""
+    img = np.zeros((480, 640, 3), np.uint8)
+    img[:] = (40, 110, 30)
+    t = math.radians(theta_deg)
+    along = np.array([math.cos(t), math.sin(t)])  # the row runs across the tiles' short sides
+    centres = np.array([320, 240]) + np.outer(np.arange(n) - (n - 1) / 2, along * 41)
+    quads = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, t))
+    for q in quads:
+        cv2.fillConvexPoly(img, q.astype(np.int32), (215, 230, 235))
+        cv2.polylines(img, [q.astype(np.int32)], True, (150, 160, 165), 1)
+        c = q.mean(axis=0).astype(int)
+        cv2.circle(img, (int(c[0]), int(c[1])), 8, (60, 40, 160), -1)
+    return img, centres.astype(np.float32)
+
+
+@pytest.mark.parametrize("theta_deg", [0.0, 12.0, 20.0, -30.0, 75.0])
+def test_refine_angles_turns_upright_quads_to_the_tiles_edges(theta_deg: float) -> None:
+    img, centres = tile_row(theta_deg)
+    n = len(centres)
+    # the localiser's habit: the right centre and size, but upright (or lying, for a tile near 90)
+    guess = 0.0 if abs(theta_deg) < 45 else math.pi / 2
+    upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, guess))
+    got = quad_params(refine_angles(img, upright))
+    assert np.allclose(got[:, :4], quad_params(upright)[:, :4], atol=1e-3)  # centre and size kept
+    err = np.degrees(np.abs(got[:, 4] - math.radians(theta_deg)))
+    assert np.all(np.minimum(err, 180 - err) < 3.0), got[:, 4]
+
+
+def test_refine_angles_leaves_a_quad_alone_where_no_edges_agree() -> None:
+    blank = np.full((200, 200, 3), 120, np.uint8)
+    noise = np.random.default_rng(0).integers(0, 255, (200, 200, 3), dtype=np.uint8)
+    q = rect_quads(np.array([100.0]), np.array([100.0]), np.array([40.0]), np.array([54.0]), np.array([0.3]))
+    for img in (blank, noise):
+        assert np.allclose(refine_angles(img, q), q, atol=1e-3)
+    assert refine_angles(blank, np.zeros((0, 4, 2), np.float32)).shape == (0, 4, 2)

@@ -219,3 +219,21 @@ def test_squeeze_of_measures_the_median_tile_and_its_axis() -> None:
     assert squeeze_of(quads) == pytest.approx((10.0, 1))
     assert squeeze_of(quads[:, :, ::-1].copy())[1] == 0  # x and y swapped: long sides along x
     assert squeeze_of(quads[:2]) == (0.0, 1)  # too few tiles to judge
+
+
+def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  # type: ignore[no-untyped-def]
+    from scripts.synth_scenes import SceneMaker
+    from vision.detect import quad_params
+
+    rng = np.random.default_rng(5)
+    scene = SceneMaker(seed=5).scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6))
+    truth = quad_params(scene.quads.astype(np.float32))
+    assert np.percentile(np.abs(np.degrees(truth[:, 4])) % 90, 50) > 5  # the scene's tiles are turned
+    d = recognizer.detect(scene.image)
+    got = quad_params(d.quads)
+    dist = np.linalg.norm(got[:, None, :2] - truth[None, :, :2], axis=2)
+    near = dist.min(axis=1) < 0.3 * truth[dist.argmin(axis=1), 2]
+    assert near.sum() >= 0.8 * len(truth)
+    err = np.abs(np.degrees(got[near, 4] - truth[dist.argmin(axis=1)[near], 4])) % 90
+    err = np.minimum(err, 90 - err)
+    assert np.median(err) < 4.0, np.round(err, 1)
