@@ -122,21 +122,19 @@ def refine_angles(
     sums = [cv2.integral(a) for a in (((gx2 - gy2) ** 2 - 4 * gx2 * gy2) * inv,
                                       4 * gx * gy * (gx2 - gy2) * inv, energy)]
     params = quad_params(q)
-    out = params.copy()
     sh, sw = g.shape
-    quarter = np.arange(-3, 4) * (np.pi / 2)
-    for i, (cx, cy, _, long, theta) in enumerate(params):
-        r = reach * long / 2 * f
-        x0, x1 = int(np.clip(cx * f - r, 0, sw)), int(np.clip(cx * f + r + 1, 0, sw))
-        y0, y1 = int(np.clip(cy * f - r, 0, sh)), int(np.clip(cy * f + r + 1, 0, sh))
-        if x1 - x0 < 3 or y1 - y0 < 3:
-            continue
-        re, im, total = (float(a[y1, x1] - a[y0, x1] - a[y1, x0] + a[y0, x0]) for a in sums)
-        if total <= 1e-6 or np.hypot(re, im) < coherence * total:
-            continue
-        # a tile whose long axis is theta from the vertical has edge normals at theta (mod 90)
-        cand = np.arctan2(im, re) / 4 + quarter
-        out[i, 4] = cand[np.argmin(np.abs(cand - theta))]
+    cx, cy, r = params[:, 0] * f, params[:, 1] * f, reach * params[:, 3] / 2 * f
+    x0, x1 = np.clip(cx - r, 0, sw).astype(int), np.clip(cx + r + 1, 0, sw).astype(int)
+    y0, y1 = np.clip(cy - r, 0, sh).astype(int), np.clip(cy + r + 1, 0, sh).astype(int)
+    re, im, total = (
+        (a[y1, x1] - a[y0, x1] - a[y1, x0] + a[y0, x0]).astype(np.float64) for a in sums
+    )
+    ok = (x1 - x0 >= 3) & (y1 - y0 >= 3) & (total > 1e-6) & (np.hypot(re, im) >= coherence * total)
+    # a tile whose long axis is theta from the vertical has edge normals at theta (mod 90 degrees)
+    cand = (np.arctan2(im, re) / 4)[:, None] + np.arange(-3, 4) * (np.pi / 2)
+    best = cand[np.arange(len(cand)), np.argmin(np.abs(cand - params[:, 4:5]), axis=1)]
+    out = params.copy()
+    out[:, 4] = np.where(ok, best, params[:, 4])
     return rect_quads(out[:, 0], out[:, 1], out[:, 2], out[:, 3], out[:, 4])
 
 

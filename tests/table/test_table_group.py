@@ -166,3 +166,30 @@ def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:
     along = sorted(float((q.mean(axis=0) - centre) @ axis) for q in out[1:])
     assert along == pytest.approx([-74 / 3, 0.0, 74 / 3], abs=0.01)
     assert np.allclose(weight[1:], 0.7)
+
+
+def test_loose_tiles_are_turned_to_their_edges_and_rack_tiles_left_square() -> None:
+    import cv2
+
+    from companion.table import RECTIFIED_PX_PER_MM, TILE_MM, turn_loose_tiles
+    from vision.detect import quad_params, rect_quads
+
+    s = RECTIFIED_PX_PER_MM  # a top-down image of the whole table, (0, 0) mm at pixel (0, 0)
+    to_table = np.diag([1 / s, 1 / s, 1.0])
+    top = np.zeros((round(900 * s), round(900 * s), 3), np.uint8)
+    top[:] = (40, 110, 30)
+    centres_mm = np.array([[300.0, 400.0], [500.0, 500.0], [400.0, 845.0]])  # two discards, a rack tile
+    angles = np.radians([25.0, -40.0, 15.0])
+    w, h = TILE_MM[0] * s, TILE_MM[1] * s
+    drawn = rect_quads(centres_mm[:, 0] * s, centres_mm[:, 1] * s, np.full(3, w), np.full(3, h), angles)
+    for q in drawn:
+        cv2.fillConvexPoly(top, q.astype(np.int32), (215, 230, 235))
+    upright = rect_quads(centres_mm[:, 0] * s, centres_mm[:, 1] * s, np.full(3, w), np.full(3, h), np.zeros(3))
+    in_mm = (upright / s).astype(np.float32)
+    q_top, q_mm = turn_loose_tiles(SIAMESE_LAYOUT, top, upright, in_mm, to_table)
+    got = np.degrees(quad_params(q_top)[:, 4])
+    assert abs(got[0] - 25) < 3 and abs(got[1] + 40) < 3, got
+    assert np.allclose(q_top[2], upright[2])  # on a rack: snap_quads squares it to the rack
+    assert np.allclose(q_mm, q_top / s, atol=1e-3)
+    empty = np.zeros((0, 4, 2), np.float32)
+    assert turn_loose_tiles(SIAMESE_LAYOUT, top, empty, empty, to_table)[0].shape == (0, 4, 2)
