@@ -8,6 +8,7 @@ For each of N seeded tables (``vision.render``: markers, racks, discards, a phon
 
 * exposure accuracy: a true exposure counts when the same group (same tiles) is read on its rack;
   a missed one is put down to its rack's face-up count being off, a misread tile, or grouping;
+* discards: the tiles of the discard area read with their codes (as a multiset), of those there;
 * flags: (kind, zone) pairs against the flags the same rules give on the true tiles - precision,
   recall, and false dead-hand (``wrong_rack``) calls, which must be zero;
 * ms per frame, median and 90th percentile, and how often the table was calibrated.
@@ -175,6 +176,12 @@ def _why_missed(truth: ZoneReading, read: ZoneReading | None) -> str:
 
 def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]]) -> None:
     for name, z in truth.items():
+        if z.kind == "discards":  # a multiset: discards lie anywhere, in no order
+            read = obs.zones.get(name)
+            got = Counter(read.tiles if read else ())
+            stats["discards"] = stats.get("discards", 0) + len(z.tiles)
+            stats["discards_read"] = stats.get("discards_read", 0) + sum(got.values())
+            stats["discards_ok"] = stats.get("discards_ok", 0) + sum((Counter(z.tiles) & got).values())
         if z.kind != "rack":
             continue
         read = obs.zones.get(name)
@@ -226,6 +233,9 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     why = s.get("missed_why", Counter())
     print(f"  exposure accuracy  {acc:.1%}  ({s['exposures_ok']}/{s['exposures']})"
           + (f"  missed: {', '.join(f'{k} {n}' for k, n in why.most_common())}" if why else ""))
+    if s.get("discards"):
+        print(f"  discards read right {s['discards_ok'] / s['discards']:.1%}  ({s['discards_ok']} of {s['discards']}"
+              f" tiles; {s['discards_read']} read)")
     for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):
         ms = sorted(s[key])
         print(f"  {label:<19}median {statistics.median(ms):.1f}  p90 {ms[int(0.9 * (len(ms) - 1))]:.1f}  max {ms[-1]:.1f}")

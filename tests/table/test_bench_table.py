@@ -19,3 +19,17 @@ def test_a_missed_exposure_is_put_down_to_count_misread_or_grouping() -> None:
     assert _why_missed(truth, None) == "tile count off"
     assert _why_missed(truth, _rack("8B 6B 6B", "N N N N")) == "tile misread"
     assert _why_missed(truth, _rack("6B 6B", "6B N N N N")) == "grouped otherwise"
+
+
+def test_discards_are_scored_as_a_multiset() -> None:
+    from types import SimpleNamespace
+
+    from scripts.bench_table import _score_frame
+
+    truth = {"discards": ZoneReading("discards", "discards", ("1B", "1B", "5D", "N"), ())}
+    read = ZoneReading("discards", "discards", ("N", "1B", "5C", "1B", "J"), ())
+    stats: dict[str, object] = {"flags": {}}
+    _score_frame(stats, SimpleNamespace(zones={"discards": read}, flags=()), truth, set())
+    assert (stats["discards"], stats["discards_ok"], stats["discards_read"]) == (4, 3, 5)
+    _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, set())  # the zone not read at all
+    assert (stats["discards"], stats["discards_ok"], stats["discards_read"]) == (8, 3, 5)
