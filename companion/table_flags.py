@@ -107,7 +107,7 @@ def mahjong_entry(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] | None:
 def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | None) -> list[Flag]:
     flags: list[Flag] = []
     n = len(z.tiles)
-    if n > MJ_SIZE:
+    if n - len(z.uncertain) > MJ_SIZE:  # not on a weak read: a phantom in a gap is one (unreadable)
         flags.append(Flag("tile_count", z.name, f"{z.name}: {n} face-up tiles; a Mah Jongg display holds exactly 14"))
     if ctx.rules.mj_rack_exclusive and z.face_down:
         flags.append(Flag("tile_count", z.name, f"{z.name}: a Mah Jongg rack must hold only its 14 tiles; "
