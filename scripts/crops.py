@@ -274,7 +274,12 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     from vision.pipeline import REPO, TileRecognizer
 
     h = hashlib.sha256((REPO / "models" / "localizer.onnx").read_bytes())
+    from vision import detect
+
     h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
+    # the seventh session's unsqueezing and angle refinement change the quads too
+    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECT, detect.ANGLE_COHERENCE,
+                   detect.ANGLE_REACH)).encode())
     digest = h.hexdigest()[:12]
     path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
     if not path.is_file():
