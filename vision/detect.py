@@ -115,20 +115,19 @@ def refine_angles(
     g = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY).astype(np.float32)
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
-    gx2, gy2 = gx * gx, gy * gy
-    energy = gx2 + gy2
+    # (gx + i gy)^4 / |g|^2, from c + i s = (gx + i gy)^2: magnitude |g|^2, angle 4x the gradient's
+    c = cv2.subtract(cv2.multiply(gx, gx), cv2.multiply(gy, gy))
+    si = cv2.multiply(gx, gy, scale=2.0)
+    energy = cv2.magnitude(c, si)  # = gx^2 + gy^2
     inv = 1.0 / np.maximum(energy, 1e-6)
-    # (gx + i gy)^4 / |g|^2: magnitude |g|^2, angle 4 * the gradient's angle
-    sums = [cv2.integral(a) for a in (((gx2 - gy2) ** 2 - 4 * gx2 * gy2) * inv,
-                                      4 * gx * gy * (gx2 - gy2) * inv, energy)]
+    stacked = np.dstack([(c * c - si * si) * inv, 2 * c * si * inv, energy])
+    sums = cv2.integral(stacked, sdepth=cv2.CV_64F)  # (h + 1, w + 1, 3)
     params = quad_params(q)
     sh, sw = g.shape
     cx, cy, r = params[:, 0] * f, params[:, 1] * f, reach * params[:, 3] / 2 * f
     x0, x1 = np.clip(cx - r, 0, sw).astype(int), np.clip(cx + r + 1, 0, sw).astype(int)
     y0, y1 = np.clip(cy - r, 0, sh).astype(int), np.clip(cy + r + 1, 0, sh).astype(int)
-    re, im, total = (
-        (a[y1, x1] - a[y0, x1] - a[y1, x0] + a[y0, x0]).astype(np.float64) for a in sums
-    )
+    re, im, total = (sums[y1, x1] - sums[y0, x1] - sums[y1, x0] + sums[y0, x0]).T
     ok = (x1 - x0 >= 3) & (y1 - y0 >= 3) & (total > 1e-6) & (np.hypot(re, im) >= coherence * total)
     # a tile whose long axis is theta from the vertical has edge normals at theta (mod 90 degrees)
     cand = (np.arctan2(im, re) / 4)[:, None] + np.arange(-3, 4) * (np.pi / 2)
