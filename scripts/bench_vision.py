@@ -224,16 +224,11 @@ def synth_eval(
 
 
 def american_faces(seed: int) -> dict[str, list[np.ndarray]]:
-    """Fresh American faces (a seed unlike the classifier's training faces): J, F, soap WD,
-    backs, and index-numbered number and wind tiles over two artwork styles."""
-    from vision import american
-    from vision.artwork import tile_faces
+    """Fresh American faces (a seed unlike the classifier's and the localiser's training faces): J,
+    F, soap WD, backs, and index-numbered number and wind tiles over two artwork styles."""
+    from scripts.synth_scenes import american_scene_faces
 
-    bases: dict[str, list[np.ndarray]] = {}
-    for style in ("km-traditional", "gnome-smooth"):
-        for code, imgs in tile_faces(style).items():
-            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
-    return american.synth_faces(seed=seed + 777, per_code=4, bases=bases)
+    return american_scene_faces(seed + 777)
 
 
 def print_summary(name: str, tally: Tally, times: list[float]) -> None:

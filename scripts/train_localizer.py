@@ -335,6 +335,7 @@ class Source:
     def __init__(
         self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2,
         table_frac: float = 0.0, table_frames: int = 60, top_down: float = 0.0,
+        american: float = 0.0,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -343,9 +344,13 @@ class Source:
         self.synth_frac = synth_frac
         self.synth = None
         if synth_frac > 0:
-            from scripts.synth_scenes import SceneMaker
+            from scripts.synth_scenes import SceneMaker, american_scene_faces
 
             self.synth = SceneMaker(seed=seed)
+        self.american_frac = american
+        self.american = None
+        if synth_frac > 0 and american > 0:
+            self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000))
         self.table_frac = table_frac
         self.table = TablePool(table_frames, seed, top_down) if table_frac > 0 else None
 
@@ -354,7 +359,8 @@ class Source:
             img, quads = self.table.sample(rng)
             loose = False
         elif self.synth is not None and rng.random() < self.synth_frac:
-            sc = self.synth.scene(SIZE, SIZE, rng)
+            maker = self.american if self.american is not None and rng.random() < self.american_frac else self.synth
+            sc = maker.scene(SIZE, SIZE, rng)
             img, quads = colour_jitter(sc.image, rng), sc.quads
             loose = False
         else:
@@ -471,6 +477,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--table-frames", type=int, default=60, help="rendered table frames in the pool")
     ap.add_argument("--top-down", type=float, default=0.0,
                     help="share of table windows seen from straight above, as the table reader localises")
+    ap.add_argument("--american", type=float, default=0.0,
+                    help="share of the synthetic scenes drawn with an American set's faces (american_scene_faces)")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
@@ -554,7 +562,7 @@ def train(args: argparse.Namespace) -> None:
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
-                    args.top_down)
+                    args.top_down, args.american)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

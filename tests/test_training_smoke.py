@@ -41,7 +41,8 @@ def _run(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess[str
 def test_localizer_training_smoke(tmp_path: Path) -> None:
     onnx = tmp_path / "loc.onnx"
     _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
-          "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1"])
+          "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1",
+          "--synth", "0.5", "--american", "1.0"])  # half synthetic scenes, each drawn with an American set
     assert list((tmp_path / "run").glob("*.pt")), "no checkpoint written"
     outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
     assert outs and all(np.isfinite(o).all() for o in outs)
@@ -130,3 +131,12 @@ def test_an_onnx_file_of_another_net_is_refused(tmp_path: Path) -> None:
                           str(tmp_path)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                          capture_output=True, text=True, timeout=240)
     assert res.returncode != 0 and "ValueError" in res.stderr and "classifier.onnx" in res.stderr
+
+
+def test_american_scene_faces_are_not_the_benchmarks() -> None:
+    from scripts.bench_vision import american_faces
+    from scripts.synth_scenes import american_scene_faces
+
+    train, bench = american_scene_faces(71 + 1000), american_faces(21)
+    assert {"J", "F", "BK", "WD", "5C"} <= set(train) and set(train) == set(bench)
+    assert not any(np.array_equal(a, b) for a in train["J"] for b in bench["J"])
