@@ -93,7 +93,7 @@ def refine_angles(
     quads: FloatArray,
     coherence: float = ANGLE_COHERENCE,
     reach: float = ANGLE_REACH,
-    work_long_side: int = 320,
+    work_long_side: int = 224,
 ) -> FloatArray:
     """Quads turned to the orientation of the tile edges around them; centres and sizes kept.
 
@@ -120,7 +120,7 @@ def refine_angles(
     si = cv2.multiply(gx, gy, scale=2.0)
     energy = cv2.magnitude(c, si)  # = gx^2 + gy^2
     inv = 1.0 / np.maximum(energy, 1e-6)
-    stacked = np.dstack([(c * c - si * si) * inv, 2 * c * si * inv, energy])
+    stacked = cv2.merge([(c * c - si * si) * inv, 2 * c * si * inv, energy])
     sums = cv2.integral(stacked, sdepth=cv2.CV_64F)  # (h + 1, w + 1, 3)
     params = quad_params(q)
     sh, sw = g.shape
