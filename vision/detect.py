@@ -93,7 +93,7 @@ def refine_angles(
     quads: FloatArray,
     coherence: float = ANGLE_COHERENCE,
     reach: float = ANGLE_REACH,
-    work_long_side: int = 224,
+    work_long_side: int = 256,
 ) -> FloatArray:
     """Quads turned to the orientation of the tile edges around them; centres and sizes kept.
 
@@ -103,16 +103,20 @@ def refine_angles(
     fourth power of the gradient (as a complex number, normalised by its magnitude, summed over the
     patch) points at four times their angle.  Where that sum holds at least ``coherence`` of the
     gradient energy, the quad takes the nearest such angle to its own (the long axis stays the
-    long axis).  Gradients are taken once on the image resized to ``work_long_side``; patch sums
-    come from integral images, so it costs a few ms whatever the tile count.
+    long axis).  Gradients are taken once on the image shrunk by the whole factor that brings it
+    nearest ``work_long_side``; patch sums come from one integral image, so it costs a few ms
+    whatever the tile count.
     """
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     if len(q) == 0:
         return q
     h, w = image_bgr.shape[:2]
-    f = min(1.0, work_long_side / max(h, w))
-    small = cv2.resize(image_bgr, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
-    g = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    k = max(1, min(round(max(h, w) / work_long_side), h // 8, w // 8))  # a whole factor: fast
+    grey = cv2.cvtColor(np.ascontiguousarray(image_bgr[: h // k * k, : w // k * k]), cv2.COLOR_BGR2GRAY)
+    if k > 1:
+        grey = cv2.resize(grey, (w // k, h // k), interpolation=cv2.INTER_AREA)
+    g = grey.astype(np.float32)
+    f = 1.0 / k
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
     # (gx + i gy)^4 / |g|^2, from c + i s = (gx + i gy)^2: magnitude |g|^2, angle 4x the gradient's
