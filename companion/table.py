@@ -55,9 +55,10 @@ RECTIFIED_PX_PER_MM = 20.0 / 24.0
 """Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
 size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
 LOOSE_TILE_PX_PER_MM = 0.36
-"""Scale at which :func:`turn_loose_tiles` measures a loose tile's edges: a 24 mm tile about 9 px
-wide, where the face's own strokes blur away and its outline stays (on 30 rendered tables its
-discards read better than at the top-down view's full 0.83 px/mm)."""
+"""Scale asked of :func:`turn_loose_tiles` for a loose tile's edges: the top-down view is shrunk
+by the whole factor nearest 0.83 / 0.36 (2: 0.42 px/mm, a 24 mm tile 10 px wide), where the face's
+own strokes blur away and its outline stays (on 30 rendered tables its discards read better than
+at the top-down view's full 0.83 px/mm)."""
 MIN_VIEW_PX = 8.0
 """A zone whose tiles look narrower than this (pixels, their most foreshortened side scaled to a
 tile's width: :meth:`TableReader.zone_tile_px`) gets a ``view`` flag asking for a better camera
