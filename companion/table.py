@@ -54,11 +54,11 @@ TILE_MM = (24.0, 32.0)
 RECTIFIED_PX_PER_MM = 20.0 / 24.0
 """Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
 size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
-LOOSE_TILE_PX_PER_MM = 0.36
-"""Scale asked of :func:`turn_loose_tiles` for a loose tile's edges: the top-down view is shrunk
-by the whole factor nearest 0.83 / 0.36 (2: 0.42 px/mm, a 24 mm tile 10 px wide), where the face's
-own strokes blur away and its outline stays (on 30 rendered tables its discards read better than
-at the top-down view's full 0.83 px/mm)."""
+LOOSE_TILE_SHRINK = 2
+""":func:`turn_loose_tiles` measures a loose tile's edges on the top-down view shrunk by this
+factor (0.42 px/mm, a 24 mm tile 10 px wide), where the face's own strokes blur away and its
+outline stays (on 30 rendered tables its discards read better than at the view's full 0.83
+px/mm)."""
 MIN_VIEW_PX = 8.0
 """A zone whose tiles look narrower than this (pixels, their most foreshortened side scaled to a
 tile's width: :meth:`TableReader.zone_tile_px`) gets a ``view`` flag asking for a better camera
@@ -161,7 +161,7 @@ def turn_loose_tiles(
     The localiser returns tilted tiles nearly upright, and :meth:`TableReader.snap_quads` lays a
     loose tile along the detected long axis, so its crop cut the face's corners.  Rack tiles are
     left alone: snapping lays them square to their rack.  Gradients are taken over the loose
-    tiles' bounding box only, at :data:`LOOSE_TILE_PX_PER_MM`.
+    tiles' bounding box only, shrunk by :data:`LOOSE_TILE_SHRINK`.
     """
     from vision.detect import ANGLE_REACH, refine_angles  # vision.detect loads onnxruntime
 
@@ -179,7 +179,7 @@ def turn_loose_tiles(
     if x1 - x0 < 8 or y1 - y0 < 8:
         return quads_top, quads_mm
     shift = np.array([x0, y0], np.float32)
-    long_side = round(max(x1 - x0, y1 - y0) * LOOSE_TILE_PX_PER_MM / RECTIFIED_PX_PER_MM)
+    long_side = max(x1 - x0, y1 - y0) // LOOSE_TILE_SHRINK  # refine_angles shrinks by that factor
     turned = refine_angles(top[y0:y1, x0:x1], q - shift, work_long_side=long_side) + shift
     out_top, out_mm = quads_top.copy(), quads_mm.copy()
     out_top[loose] = turned
