@@ -263,24 +263,14 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     with loose boxes (the export's 45-degree turns) are left out unless ``drop_loose`` is False.
     Cached on disk, keyed by the localiser file's sha256 and the pipeline's scale settings.
     ``(crops, class indices)``."""
-    import hashlib
-
     from companion.rules.tiles import ALL_CODES
     from scripts.photos import load_split
     from scripts.train_localizer import loose_boxes
-    from vision import pipeline
     from vision.classify import extract_crops
     from vision.detect import quad_iou_boxes
-    from vision.pipeline import REPO, TileRecognizer
+    from vision.pipeline import TileRecognizer
 
-    h = hashlib.sha256((REPO / "models" / "localizer.onnx").read_bytes())
-    from vision import detect
-
-    h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
-    # the seventh session's unsqueezing and angle refinement change the quads too
-    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECT, detect.ANGLE_COHERENCE,
-                   detect.ANGLE_REACH)).encode())
-    digest = h.hexdigest()[:12]
+    digest = _pipeline_digest()
     path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
     if not path.is_file():
         rec = TileRecognizer(threads=2)
@@ -301,6 +291,64 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
             if ok.any():
                 crops.append(extract_crops(img, quads[ok]))
                 labels.extend(ALL_CODES.index(s.codes[j]) for j in best[ok])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+        np.savez(path, x=x, y=np.asarray(labels, np.int64))
+    with np.load(path) as d:
+        return d["x"], d["y"]
+
+
+def _pipeline_digest() -> str:
+    """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256 and
+    the settings that move its quads (scales, unsqueezing, angle refinement)."""
+    import hashlib
+
+    from vision import detect, pipeline
+
+    h = hashlib.sha256((pipeline.REPO / "models" / "localizer.onnx").read_bytes())
+    h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
+    # the seventh session's unsqueezing and angle refinement change the quads too
+    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECT, detect.ANGLE_COHERENCE,
+                   detect.ANGLE_REACH)).encode())
+    return h.hexdigest()[:12]
+
+
+def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tuple[Image, npt.NDArray[np.int64]]:
+    """Crops of ``scenes`` synthetic 640x480 scenes (:class:`scripts.synth_scenes.SceneMaker`, tiles
+    20-56 px across, upright rows and loose discards) cut the way the pipeline cuts a photo's
+    tiles: at the quads ``TileRecognizer.localize`` finds, each labelled with the true tile it
+    overlaps at IoU >= 0.5 (unmatched quads are left out).  A share ``american`` of the scenes is
+    drawn with an American set's faces (``american_scene_faces(seed + 1000)``, as the localiser's
+    ``--american`` draws them; the vision benchmark's American faces use another seed), the rest
+    with every training artwork style.  Cached on disk, keyed as :func:`localised_photo_crops`
+    plus the arguments.  ``(crops, class indices)``."""
+    from companion.rules.tiles import ALL_CODES
+    from scripts.synth_scenes import SceneMaker, american_scene_faces
+    from vision.classify import extract_crops
+    from vision.detect import quad_iou_boxes
+    from vision.pipeline import TileRecognizer
+
+    path = cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}_{_pipeline_digest()}.npz")
+    if not path.is_file():
+        rec = TileRecognizer(threads=2)
+        rng = np.random.default_rng(seed)
+        plain = SceneMaker(seed=seed)
+        am = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000)) if american > 0 else plain
+        crops, labels = [], []
+        for _ in range(scenes):
+            maker = am if rng.random() < american else plain
+            sc = maker.scene(640, 480, rng, short=(20.0, 56.0), layouts=(2, 7))
+            quads, _ = rec.localize(sc.image)
+            if len(quads) == 0 or len(sc.quads) == 0:
+                continue
+            boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
+            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
+            iou = quad_iou_boxes(boxes, truth)
+            best = iou.argmax(axis=1)
+            ok = iou[np.arange(len(quads)), best] >= 0.5
+            if ok.any():
+                crops.append(extract_crops(sc.image, quads[ok]))
+                labels.extend(ALL_CODES.index(sc.codes[j]) for j in best[ok])
         path.parent.mkdir(parents=True, exist_ok=True)
         x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
         np.savez(path, x=x, y=np.asarray(labels, np.int64))

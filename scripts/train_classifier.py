@@ -146,6 +146,12 @@ def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0) -> t
     return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap))
 
 
+def _pool_spec(spec: str) -> tuple[int, int, float]:
+    """``SEED:FRAMES[:SNAP]`` -> (seed, frames, snap)."""
+    seed_s, frames_s, *snap_s = spec.split(":")
+    return int(seed_s), int(frames_s), float(snap_s[0]) if snap_s else 0.0
+
+
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
     def make() -> tuple[np.ndarray, np.ndarray]:
         patches, codes = C.photo_patches(split)
@@ -303,16 +309,26 @@ def train(args: argparse.Namespace) -> None:
         lvx, lvy = C.localised_photo_crops("valid")
         print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
               flush=True)
+    if args.scene_crops:
+        n_s, _, share_s = args.scene_crops.partition(":")
+        share = float(share_s) if share_s else 0.5
+        cx, cy = C.localised_scene_crops(args.seed, int(n_s), share)
+        sx, sy = np.concatenate([sx, cx]), np.concatenate([sy, cy])
+        svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
+        print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
+              f"({share:g} American); {len(svx)} American ones of another seed for validation", flush=True)
     tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     ty = np.zeros(0, np.int64)
+    tvx = tvy = None
     if args.table_crops:
         tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap)
         tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap)
-        for spec in filter(None, args.extra_table.split(",")):
-            seed_s, frames_s, *snap_s = spec.split(":")
-            ex, ey = table_pool(int(seed_s), int(frames_s), snap=float(snap_s[0]) if snap_s else 0.0)
-            tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
-        sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
+    for spec in filter(None, args.extra_table.split(",")):
+        ex, ey = table_pool(*_pool_spec(spec))
+        tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
+    if args.table_val:
+        tvx, tvy = table_pool(*_pool_spec(args.table_val))
+    sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
     print(
         f"data: {len(px)} photo tiles, {len(sx)} synthetic crops ({len(tx)} from table frames), "
         f"{len(vx)} valid ({time.time() - t0:.0f}s)",
@@ -340,9 +356,11 @@ def train(args: argparse.Namespace) -> None:
     for epoch in range(start, args.epochs):
         run_epoch(net, opt, sched, px, py, sx, sy, args, epoch)
         acc = evaluate(net, vx, vy)
-        table_acc = f", table crops {evaluate(net, tvx, tvy):.4f}" if args.table_crops else ""
+        table_acc = f", table crops {evaluate(net, tvx, tvy):.4f}" if tvx is not None else ""
         if args.localised_crops:
             table_acc += f", valid crops at localised quads {evaluate(net, lvx, lvy):.4f}"
+        if args.scene_crops:
+            table_acc += f", American scene crops {evaluate(net, svx, svy):.4f}"
         _checkpoint(
             ckpt,
             model=net.state_dict(),
@@ -428,6 +446,13 @@ def main() -> None:
                         "slightly wrong centre) instead of with the photo localiser's error")
     p.add_argument("--extra-table", default="",
                    help="more table pools, SEED:FRAMES[:SNAP],... (e.g. a cached pool of an earlier run)")
+    p.add_argument("--table-val", default="",
+                   help="the table validation pool SEED:FRAMES[:SNAP] (default: with --table-crops N, N/10 frames "
+                        "of seed + 1000)")
+    p.add_argument("--scene-crops", default="", metavar="N[:SHARE]",
+                   help="add the tiles of N synthetic scenes cut at the photo localiser's quads, a share SHARE "
+                        "(default 0.5) with American faces (scripts.crops.localised_scene_crops, cached); N/10 "
+                        "American scenes of seed + 1000 are printed as validation each epoch")
     p.add_argument("--photo-repeat", type=int, default=1,
                    help="each epoch holds the train photos' tiles this many times (more weight on real photos)")
     p.add_argument("--drop-loose", action="store_true",

@@ -69,7 +69,7 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
-               "--localised-crops", "1"])
+               "--localised-crops", "1", "--scene-crops", "3:0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     # the train photos whose boxes are the export's 45-degree turns are left out, the rest twice
     dropped = int(res.stdout.split("--drop-loose: ")[1].split()[0])
@@ -78,6 +78,9 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     # and the upright photos' tiles once more, cut at the photo localiser's quads as the pipeline cuts them
     assert int(res.stdout.split("--localised-crops: ")[1].split()[0]) > 10000, res.stdout[:500]
     assert "valid crops at localised quads" in res.stdout
+    # and the tiles of synthetic scenes (some American) cut the same way, with American ones to validate on
+    assert int(res.stdout.split("--scene-crops: ")[1].split()[0]) > 20, res.stdout[:800]
+    assert "American scene crops" in res.stdout
     assert (tmp_path / "run" / "last.pt").is_file(), "no checkpoint written"
     model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
     logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
