@@ -445,7 +445,7 @@ class TableReader:
             in_mm, objectness = refit_racks(self.layout, np.asarray(in_mm, np.float64),
                                             np.asarray(objectness, np.float32).reshape(-1))
             snapped = self.snap_quads(calibration.to_image(in_mm.astype(np.float32)), calibration)
-            det = classify(frame, snapped)
+            det = classify(frame, snapped, tile_px=self.tile_px(calibration))
             meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
                     "crop": [x0, y0, x1, y1]}
             return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings, meta, det.probs,

@@ -65,6 +65,10 @@ true squeeze, so the factor is larger than the measured aspect.  On the 33 squee
 TABLE_LOCALIZER = "localizer-table.onnx"
 """The localiser fine-tuned on rendered whole-table frames: used when ``detect`` gets ``tile_px``
 (a table reader), the photo localiser ``localizer.onnx`` otherwise (close-up photos)."""
+TABLE_CLASSIFIER = "classifier-table.onnx"
+"""The classifier kept for the table reader (``classify``/``detect`` with ``tile_px``): the eighth
+session's ``classifier.onnx`` reads photos, scenes and American tiles better but rendered table
+frames worse (docs/recognition.md, "Two classifiers"); ``classifier.onnx`` when absent."""
 
 
 def scale_for_tile(tile_px: float, shape: tuple[int, ...], target: float = TARGET_TILE_PX) -> float:
@@ -109,10 +113,19 @@ class TileRecognizer:
             else self.localizer
         )
         self.classifier = TileClassifier(models / "classifier.onnx", threads=threads)
+        table_clf = models / TABLE_CLASSIFIER
+        self.table_classifier = (
+            TileClassifier(table_clf, threads=threads) if table_clf.is_file() else self.classifier
+        )
         self.tileset = tileset
         self.prototypes: Any = None
+        self.table_prototypes: Any = None
         if tileset is not None:
-            self.prototypes = load_prototypes(tileset, self.classifier.classes)
+            self.prototypes = load_prototypes(tileset, self.classifier)
+            self.table_prototypes = (
+                self.prototypes if self.table_classifier is self.classifier
+                else load_prototypes(tileset, self.table_classifier)
+            )
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
@@ -130,7 +143,7 @@ class TileRecognizer:
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
         work, quads, objectness, back = self._localize(img, tile_px)
-        det = self.classify(work, quads)  # crops from the unsqueezed image when there is one
+        det = self.classify(work, quads, tile_px)  # crops from the unsqueezed image when there is one
         if back is not None:
             det = Detections.from_quads(
                 det.quads * back, list(det.codes), det.confidence, embeddings=det.embeddings,
@@ -201,19 +214,25 @@ class TileRecognizer:
         loc = localizer.localize(image_bgr, scale=scale)
         return loc.quads, loc.score
 
-    def classify(self, image_bgr: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
+    def classify(
+        self, image_bgr: npt.NDArray[np.uint8], quads: npt.ArrayLike, tile_px: float | None = None
+    ) -> Detections:
         """The classifier's stage alone: the tiles at ``quads`` (N, 4, 2) read, with probabilities.
 
-        A table reader calls it with quads it has refined (snapped to the table's perspective).
+        A table reader calls it with quads it has refined (snapped to the table's perspective) and
+        with ``tile_px`` (its tiles' width), which picks the table classifier
+        (:data:`TABLE_CLASSIFIER`) as ``tile_px`` picks the table localiser.
         """
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if len(q) == 0:
             return Detections.empty()
         from vision.classify import extract_crops
 
-        res = self.classifier.run(extract_crops(image_bgr, q))
-        if self.prototypes is not None:
-            res = self.prototypes.apply(res)
+        table = tile_px is not None
+        res = (self.table_classifier if table else self.classifier).run(extract_crops(image_bgr, q))
+        prototypes = self.table_prototypes if table else self.prototypes
+        if prototypes is not None:
+            res = prototypes.apply(res)
         return Detections.from_quads(
             q, list(res.codes), res.confidence, embeddings=res.embeddings,
             probs=res.probs.astype(np.float32), classes=tuple(self.classifier.classes),
@@ -241,11 +260,15 @@ def sure_fraction(score: npt.NDArray[np.float32], sure: float = SURE_OBJECTNESS)
     return float(np.mean(score >= sure)) if len(score) else 0.0
 
 
-def load_prototypes(name: str, classes: list[str]) -> Any:
-    """The enrolled tile set ``name`` (``python -m companion enroll``) as a classifier refiner."""
-    from vision.tileset import TileSetPrototypes, load_tileset
+def load_prototypes(name: str, classifier: Any) -> Any:
+    """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
+    ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
+    the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`)."""
+    from vision.runtime import sha256_of
+    from vision.tileset import TileSetPrototypes, for_classifier, load_tileset, stored_crops
 
-    return TileSetPrototypes(load_tileset(name), classes)
+    tileset = for_classifier(load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name))
+    return TileSetPrototypes(tileset, classifier.classes)
 
 
 def _ms(t0: float) -> float:

@@ -109,6 +109,47 @@ def load_tileset(name_or_path: str | Path, root: Path | None = None) -> TileSet:
     return TileSet(str(info["name"]), str(info["layout"]), codes, emb, meta)
 
 
+def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDArray[np.uint8] | None:
+    """The enrolled crops of a tile set in layout order (``crops/NN_CODE.png``), or None when any
+    is missing or unreadable."""
+    p = Path(name_or_path)
+    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
+    files = sorted((folder / "crops").glob("*.png"))
+    crops = [cv2.imread(str(f), cv2.IMREAD_COLOR) for f in files]
+    if not crops or any(c is None for c in crops) or len({c.shape for c in crops}) != 1:
+        return None
+    return np.stack(crops).astype(np.uint8)
+
+
+def for_classifier(
+    tileset: TileSet, classifier: Any, classifier_sha256: str, crops: npt.NDArray[np.uint8] | None
+) -> TileSet:
+    """``tileset`` with prototypes in ``classifier``'s embedding space.
+
+    Prototypes are embeddings, so they belong to the classifier that made them (its sha256 is in
+    ``tileset.json``).  When the running classifier is another one (a newer model, or the table
+    reader's own), the stored crops are embedded again the way enrollment embeds them; a set
+    whose crops are gone cannot be, and is refused rather than read with foreign prototypes.
+    """
+    made_by = tileset.meta.get("classifier_sha256")
+    if made_by == classifier_sha256:
+        return tileset
+    if crops is None or len(crops) != len(tileset.codes):
+        if made_by is None:
+            return tileset  # no record of its classifier (made in code, e.g. by a benchmark)
+        raise TileSetError(
+            f"tile set {tileset.name!r} was enrolled with another classifier ({made_by[:12]}...) "
+            "and its crops are missing, so it cannot follow the current one: enroll the set again"
+        )
+    from vision.enroll import AUGMENT, augment_crops
+
+    res = classifier.run(crops)
+    copies = classifier.run(augment_crops(crops, AUGMENT)).embeddings
+    meta = dict(tileset.meta, classifier_sha256=classifier_sha256, embedded_again_from=made_by)
+    return TileSet(tileset.name, tileset.layout, tileset.codes,
+                   prototypes_from(res.embeddings, copies, AUGMENT), meta)
+
+
 def list_tilesets(root: Path | None = None) -> list[str]:
     base = root or TILESETS_DIR
     return sorted(p.name for p in base.glob("*/tileset.json") for p in [p.parent])

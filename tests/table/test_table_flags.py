@@ -225,7 +225,7 @@ def test_two_stage_recogniser_localises_top_down_and_reads_snapped_tiles() -> No
                               np.stack([lo[:, 0], hi[:, 1]], axis=1)], axis=1)
             return boxes.astype(np.float32), np.ones(len(boxes), np.float32)
 
-        def classify(self, image: np.ndarray, quads: np.ndarray) -> object:
+        def classify(self, image: np.ndarray, quads: np.ndarray, tile_px: float | None = None) -> object:
             calls["quads"] = quads
             return type(truth).from_quads(quads, list(truth.codes), truth.confidence)
 

@@ -19,7 +19,14 @@ from vision.enroll import (
     row_lengths,
     sort_into_grid,
 )
-from vision.tileset import TileSet, TileSetError, TileSetPrototypes, load_tileset
+from vision.tileset import (
+    TileSet,
+    TileSetError,
+    TileSetPrototypes,
+    for_classifier,
+    load_tileset,
+    stored_crops,
+)
 
 MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
 
@@ -125,3 +132,36 @@ def test_american_set_reads_flowers_as_f() -> None:
     assert res[0, classes.index("FL1")] == 0 and res[0, classes.index("SE2")] == 0
     with pytest.raises(TileSetError, match="2 codes"):
         TileSet("b", "american", ("1B", "F"), np.zeros((3, 4), np.float32))
+
+
+TABLE_MODEL = DEFAULT_MODEL.with_name("classifier-table.onnx")
+
+
+@pytest.mark.skipif(not TABLE_MODEL.is_file(), reason="no second classifier committed")
+def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A set enrolled with one classifier is embedded again from its stored crops for another (a
+    newer model, or the table reader's), exactly as enrolling with that one would embed it."""
+    from vision.pipeline import TileRecognizer
+    from vision.runtime import sha256_of
+
+    photo, _, _ = _holdout_grid(tmp_path)
+    root = tmp_path / "sets"
+    for name, model in (("photo", DEFAULT_MODEL), ("table", TABLE_MODEL)):
+        args = ["enroll", "--name", name, str(photo), "--layout", "chinese", "--root", str(root)]
+        assert main([*args, "--model", str(model)]) == 0
+    ts, direct = load_tileset("photo", root), load_tileset("table", root)
+    table_clf = TileClassifier(TABLE_MODEL)
+    sha = sha256_of(TABLE_MODEL)
+    assert ts.meta["classifier_sha256"] != sha and direct.meta["classifier_sha256"] == sha
+    moved = for_classifier(ts, table_clf, sha, stored_crops("photo", root))
+    assert not np.allclose(ts.embeddings, direct.embeddings, atol=1e-2)  # two embedding spaces
+    assert np.allclose(moved.embeddings, direct.embeddings, atol=1e-4)
+    assert moved.meta["classifier_sha256"] == sha and moved.codes == ts.codes
+    assert for_classifier(direct, table_clf, sha, None) is direct  # its own classifier: kept as is
+    with pytest.raises(TileSetError, match="enroll the set again"):
+        for_classifier(ts, table_clf, sha, None)
+    # the recogniser gives each classifier prototypes of its own
+    monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
+    rec = TileRecognizer(tileset="photo")
+    assert rec.prototypes.tileset.meta["classifier_sha256"] == sha256_of(rec.classifier.path)
+    assert np.allclose(rec.table_prototypes.tileset.embeddings, direct.embeddings, atol=1e-4)

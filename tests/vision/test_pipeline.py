@@ -237,3 +237,21 @@ def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  
     err = np.abs(np.degrees(got[near, 4] - truth[dist.argmin(axis=1)[near], 4])) % 90
     err = np.minimum(err, 90 - err)
     assert np.median(err) < 4.0, np.round(err, 1)
+
+
+def test_table_reader_gets_the_table_classifier(recognizer) -> None:  # type: ignore[no-untyped-def]
+    """``tile_px`` (a table reader) picks ``classifier-table.onnx`` as it picks the table localiser;
+    a photo is read by ``classifier.onnx``.  The two files are different models."""
+    from vision.classify import extract_crops
+    from vision.pipeline import TABLE_CLASSIFIER
+
+    if not (REPO / "models" / TABLE_CLASSIFIER).is_file():
+        pytest.skip("no table classifier committed")
+    image = load_image(DATA / "photo1.jpg")
+    quads, _ = recognizer.localize(image)
+    crops = extract_crops(image, quads)
+    photo_probs = recognizer.classifier.run(crops).probs
+    table_probs = recognizer.table_classifier.run(crops).probs
+    assert not np.allclose(photo_probs, table_probs, atol=1e-3)
+    assert np.allclose(recognizer.classify(image, quads).probs, photo_probs, atol=1e-5)
+    assert np.allclose(recognizer.classify(image, quads, tile_px=30.0).probs, table_probs, atol=1e-5)
