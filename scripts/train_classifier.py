@@ -310,9 +310,9 @@ def train(args: argparse.Namespace) -> None:
         print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
               flush=True)
     if args.scene_crops:
-        n_s, _, share_s = args.scene_crops.partition(":")
+        n_s, share_s, seed_s = (args.scene_crops.split(":") + ["", ""])[:3]
         share = float(share_s) if share_s else 0.5
-        cx, cy = C.localised_scene_crops(args.seed, int(n_s), share)
+        cx, cy = C.localised_scene_crops(int(seed_s) if seed_s else args.seed, int(n_s), share)
         sx, sy = np.concatenate([sx, cx]), np.concatenate([sy, cy])
         svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
         print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
@@ -449,10 +449,11 @@ def main() -> None:
     p.add_argument("--table-val", default="",
                    help="the table validation pool SEED:FRAMES[:SNAP] (default: with --table-crops N, N/10 frames "
                         "of seed + 1000)")
-    p.add_argument("--scene-crops", default="", metavar="N[:SHARE]",
-                   help="add the tiles of N synthetic scenes cut at the photo localiser's quads, a share SHARE "
-                        "(default 0.5) with American faces (scripts.crops.localised_scene_crops, cached); N/10 "
-                        "American scenes of seed + 1000 are printed as validation each epoch")
+    p.add_argument("--scene-crops", default="", metavar="N[:SHARE[:SEED]]",
+                   help="add the tiles of N synthetic scenes (seed SEED, default --seed) cut at the photo "
+                        "localiser's quads, a share SHARE (default 0.5) with American faces "
+                        "(scripts.crops.localised_scene_crops, cached); N/10 American scenes of --seed + 1000 are "
+                        "printed as validation each epoch")
     p.add_argument("--photo-repeat", type=int, default=1,
                    help="each epoch holds the train photos' tiles this many times (more weight on real photos)")
     p.add_argument("--drop-loose", action="store_true",
