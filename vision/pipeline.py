@@ -137,8 +137,9 @@ class TileRecognizer:
 
         ``tile_px``: the expected tile width in image pixels (a table reader knows it from its
         homography); the localiser's input is then scaled to suit it (:func:`scale_for_tile`)
-        unless ``input_long_side`` was forced, and the table localiser
-        (``models/localizer-table.onnx``, fine-tuned on rendered table frames) runs if present.
+        unless ``input_long_side`` was forced, and the table localiser and classifier
+        (``models/localizer-table.onnx``, ``models/classifier-table.onnx``, chosen for rendered
+        table frames) run if present.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
