@@ -14,7 +14,9 @@ Two sources:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -263,11 +265,8 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     with loose boxes (the export's 45-degree turns) are left out unless ``drop_loose`` is False.
     Cached on disk, keyed by the localiser file's sha256 and the pipeline's scale settings.
     ``(crops, class indices)``."""
-    from companion.rules.tiles import ALL_CODES
     from scripts.photos import load_split
     from scripts.train_localizer import loose_boxes
-    from vision.classify import extract_crops
-    from vision.detect import quad_iou_boxes
     from vision.pipeline import TileRecognizer
 
     digest = _pipeline_digest()
@@ -281,19 +280,8 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
             img = cv2.imread(str(s.image_path))
             if img is None or len(s.boxes) == 0:
                 continue
-            quads, _ = rec.localize(img)
-            if len(quads) == 0:
-                continue
-            boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
-            iou = quad_iou_boxes(boxes, s.boxes.astype(np.float32))
-            best = iou.argmax(axis=1)
-            ok = iou[np.arange(len(quads)), best] >= 0.5
-            if ok.any():
-                crops.append(extract_crops(img, quads[ok]))
-                labels.extend(ALL_CODES.index(s.codes[j]) for j in best[ok])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
-        np.savez(path, x=x, y=np.asarray(labels, np.int64))
+            _cut_where_localised(rec, img, s.boxes, s.codes, crops, labels)
+        _save(path, crops, labels)
     with np.load(path) as d:
         return d["x"], d["y"]
 
@@ -322,10 +310,7 @@ def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tupl
     ``--american`` draws them; the vision benchmark's American faces use another seed), the rest
     with every training artwork style.  Cached on disk, keyed as :func:`localised_photo_crops`
     plus the arguments.  ``(crops, class indices)``."""
-    from companion.rules.tiles import ALL_CODES
     from scripts.synth_scenes import SceneMaker, american_scene_faces
-    from vision.classify import extract_crops
-    from vision.detect import quad_iou_boxes
     from vision.pipeline import TileRecognizer
 
     path = cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}_{_pipeline_digest()}.npz")
@@ -338,19 +323,36 @@ def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tupl
         for _ in range(scenes):
             maker = am if rng.random() < american else plain
             sc = maker.scene(640, 480, rng, short=(20.0, 56.0), layouts=(2, 7))
-            quads, _ = rec.localize(sc.image)
-            if len(quads) == 0 or len(sc.quads) == 0:
-                continue
-            boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
-            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
-            iou = quad_iou_boxes(boxes, truth)
-            best = iou.argmax(axis=1)
-            ok = iou[np.arange(len(quads)), best] >= 0.5
-            if ok.any():
-                crops.append(extract_crops(sc.image, quads[ok]))
-                labels.extend(ALL_CODES.index(sc.codes[j]) for j in best[ok])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
-        np.savez(path, x=x, y=np.asarray(labels, np.int64))
+            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1)
+            _cut_where_localised(rec, sc.image, truth, sc.codes, crops, labels)
+        _save(path, crops, labels)
     with np.load(path) as d:
         return d["x"], d["y"]
+
+
+def _cut_where_localised(
+    rec: Any, image: Image, truth_boxes: npt.ArrayLike, codes: Sequence[str], crops: list[Image], labels: list[int]
+) -> None:
+    """Append to ``crops`` / ``labels`` the tiles of ``image`` cut at the quads ``rec.localize``
+    finds, each labelled with the code of the true box it overlaps at IoU >= 0.5 (the rest left out)."""
+    from companion.rules.tiles import ALL_CODES
+    from vision.classify import extract_crops
+    from vision.detect import quad_iou_boxes
+
+    truth = np.asarray(truth_boxes, np.float32).reshape(-1, 4)
+    quads, _ = rec.localize(image)
+    if len(quads) == 0 or len(truth) == 0:
+        return
+    boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
+    iou = quad_iou_boxes(boxes, truth)
+    best = iou.argmax(axis=1)
+    ok = iou[np.arange(len(quads)), best] >= 0.5
+    if ok.any():
+        crops.append(extract_crops(image, quads[ok]))
+        labels.extend(ALL_CODES.index(codes[j]) for j in best[ok])
+
+
+def _save(path: Path, crops: list[Image], labels: list[int]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+    np.savez(path, x=x, y=np.asarray(labels, np.int64))
