@@ -230,13 +230,14 @@ class TileRecognizer:
         from vision.classify import extract_crops
 
         table = tile_px is not None
-        res = (self.table_classifier if table else self.classifier).run(extract_crops(image_bgr, q))
+        clf = self.table_classifier if table else self.classifier
+        res = clf.run(extract_crops(image_bgr, q))
         prototypes = self.table_prototypes if table else self.prototypes
         if prototypes is not None:
             res = prototypes.apply(res)
         return Detections.from_quads(
             q, list(res.codes), res.confidence, embeddings=res.embeddings,
-            probs=res.probs.astype(np.float32), classes=tuple(self.classifier.classes),
+            probs=res.probs.astype(np.float32), classes=tuple(clf.classes),
         )
 
 
