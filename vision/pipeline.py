@@ -227,11 +227,13 @@ class TileRecognizer:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if len(q) == 0:
             return Detections.empty()
-        from vision.classify import extract_crops
+        from vision.classify import TURN_ASPECT
 
         table = tile_px is not None
         clf = self.table_classifier if table else self.classifier
-        res = clf.run(extract_crops(image_bgr, q))
+        # a table reader lays its quads square to the table (its sides are known); a photo's
+        # nearly square quads are read both ways round
+        res = clf.classify_quads(image_bgr, q, turn_below=None if table else TURN_ASPECT)
         prototypes = self.table_prototypes if table else self.prototypes
         if prototypes is not None:
             res = prototypes.apply(res)

@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from vision.artwork import tile_faces
-from vision.classify import CROP_H, CROP_W, DEFAULT_MODEL, TileClassifier, extract_crops
+from vision.classify import (
+    CROP_H,
+    CROP_W,
+    DEFAULT_MODEL,
+    TURN_ASPECT,
+    TileClassifier,
+    extract_crops,
+    quad_aspect,
+)
 
 DATA = Path(__file__).parent / "data" / "classifier"
 MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
@@ -100,6 +108,39 @@ def test_extract_crops_turns_landscape_quads_upright() -> None:
     assert crop.shape == (CROP_H, CROP_W, 3)
     top, bottom = crop[: CROP_H // 3].mean(axis=(0, 1)), crop[-CROP_H // 3 :].mean(axis=(0, 1))
     assert abs(float(top[0]) - float(bottom[0])) > 200  # the colours now run top to bottom
+
+
+def test_a_nearly_square_quad_the_wrong_way_round_is_read_turned(clf: TileClassifier) -> None:
+    """Faces squeezed to 66 x 60 (a tile tilted towards the camera) under quads whose first edge is
+    the face's left side: cut as given, each crop shows the face a quarter turned; read both ways
+    round (``turn_below``), the upright reading wins."""
+    faces = tile_faces("km-traditional")
+    codes = [c for c in faces if c not in ("BK", "WD")]  # blank faces read the same either way
+    image = np.full((80, 80 * len(codes), 3), 40, np.uint8)
+    quads = []
+    for i, c in enumerate(codes):
+        x0, y0 = 80 * i + 7, 10
+        image[y0 : y0 + 60, x0 : x0 + 66] = cv2.resize(
+            faces[c][0], (66, 60), interpolation=cv2.INTER_AREA
+        )
+        # clockwise from the face's bottom-left: the quad's "top" is the face's left side
+        quads.append([[x0, y0 + 60], [x0, y0], [x0 + 66, y0], [x0 + 66, y0 + 60]])
+    q = np.array(quads, np.float32)
+    assert np.all(quad_aspect(q) < TURN_ASPECT)
+    plain = clf.classify_quads(image, q)
+    turned = clf.classify_quads(image, q, turn_below=TURN_ASPECT)
+    right_plain = sum(a == b for a, b in zip(plain.codes, codes, strict=True))
+    right_turned = sum(a == b for a, b in zip(turned.codes, codes, strict=True))
+    assert right_turned >= 0.95 * len(codes), list(zip(turned.codes, codes, strict=True))
+    # read as cut, the quarter-turned faces fool it on some tiles (35 of 41 right)
+    assert right_turned > right_plain
+    changed = np.array([a != b for a, b in zip(plain.codes, turned.codes, strict=True)])
+    assert np.all(turned.confidence[changed] > plain.confidence[changed])
+    assert np.allclose(turned.probs.sum(axis=1), 1, atol=1e-4)
+    assert np.allclose(np.linalg.norm(turned.embeddings, axis=1), 1, atol=1e-4)
+    # a wide quad is never read turned: its sides cannot be the wrong way round
+    wide = clf.classify_quads(image, q, turn_below=1.0)
+    assert wide.codes == plain.codes
 
 
 def test_bad_inputs_give_clear_errors(clf: TileClassifier) -> None:
