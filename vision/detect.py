@@ -112,7 +112,9 @@ def refine_angles(
         return q
     h, w = image_bgr.shape[:2]
     k = max(1, min(round(max(h, w) / work_long_side), h // 8, w // 8))  # a whole factor: fast
-    grey = cv2.cvtColor(np.ascontiguousarray(image_bgr[: h // k * k, : w // k * k]), cv2.COLOR_BGR2GRAY)
+    grey = cv2.cvtColor(
+        np.ascontiguousarray(image_bgr[: h // k * k, : w // k * k]), cv2.COLOR_BGR2GRAY
+    )
     if k > 1:
         grey = cv2.resize(grey, (w // k, h // k), interpolation=cv2.INTER_AREA)
     g = grey.astype(np.float32)
@@ -202,6 +204,40 @@ def suppress_overlaps(
         keep.append(i)
         dead |= ious[i] > iou
     return order[np.asarray(keep, np.int64)] if keep else np.zeros(0, np.int64)
+
+
+COVERED_SHARE = 0.6
+""":func:`drop_covered` drops a quad when a surer one covers more than this share of its area."""
+
+
+def drop_covered(
+    quads: FloatArray, score: FloatArray, share: float = COVERED_SHARE
+) -> npt.NDArray[np.int64]:
+    """Indexes (in order) of the quads kept when each quad more than ``share`` covered by a surer
+    kept quad is dropped: a second box on one tile.
+
+    :func:`suppress_overlaps` compares upright bounding boxes, which two turned tiles side by side
+    also overlap, so it lets a half-size box inside a tile's box through; the turned quads
+    (:func:`refine_angles`) are compared here as polygons.  Tiles lie side by side, not on top of
+    each other, so a neighbour covers a few percent at most.
+    """
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    n = len(q)
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    lo, hi = q.min(axis=1), q.max(axis=1)
+    meet = np.all(np.minimum(hi[:, None], hi[None]) > np.maximum(lo[:, None], lo[None]), axis=2)
+    area = np.array([max(float(cv2.contourArea(x)), 1e-6) for x in q])
+    kept = np.ones(n, bool)
+    for j in np.argsort(-np.asarray(score), kind="stable"):
+        for i in np.flatnonzero(meet[j] & kept):
+            if i == j or score[i] < score[j] or (score[i] == score[j] and i > j):
+                continue
+            inter, _ = cv2.intersectConvexConvex(q[i], q[j])
+            if inter > share * area[j]:
+                kept[j] = False
+                break
+    return np.flatnonzero(kept).astype(np.int64)
 
 
 def prepare(image_bgr: npt.NDArray[np.uint8], scale: float) -> tuple[FloatArray, float, float]:

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.detect import TileLocalizer, refine_angles
+from vision.detect import TileLocalizer, drop_covered, refine_angles
 from vision.io import check_image
 from vision.types import Detections
 
@@ -123,7 +123,8 @@ class TileRecognizer:
         if tileset is not None:
             self.prototypes = load_prototypes(tileset, self.classifier)
             self.table_prototypes = (
-                self.prototypes if self.table_classifier is self.classifier
+                self.prototypes
+                if self.table_classifier is self.classifier
                 else load_prototypes(tileset, self.table_classifier)
             )
         self.input_long_side = input_long_side
@@ -144,14 +145,28 @@ class TileRecognizer:
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
         work, quads, objectness, back = self._localize(img, tile_px)
-        det = self.classify(work, quads, tile_px)  # crops from the unsqueezed image when there is one
+        det = self.classify(
+            work, quads, tile_px
+        )  # crops from the unsqueezed image when there is one
         if back is not None:
             det = Detections.from_quads(
-                det.quads * back, list(det.codes), det.confidence, embeddings=det.embeddings,
-                probs=det.probs, classes=det.classes,
+                det.quads * back,
+                list(det.codes),
+                det.confidence,
+                embeddings=det.embeddings,
+                probs=det.probs,
+                classes=det.classes,
             )
-        return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings,
-                          {"ms": _ms(t0), "objectness": objectness}, det.probs, det.classes)
+        return Detections(
+            det.boxes,
+            det.quads,
+            det.codes,
+            det.confidence,
+            det.embeddings,
+            {"ms": _ms(t0), "objectness": objectness},
+            det.probs,
+            det.classes,
+        )
 
     def localize(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None = None
@@ -169,7 +184,9 @@ class TileRecognizer:
     def _localize(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
     ) -> tuple[
-        npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.float32],
+        npt.NDArray[np.uint8],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.float32],
         npt.NDArray[np.float32] | None,
     ]:
         """``(image, quads, objectness, back)``: quads in ``image``, which is ``image_bgr`` or, for
@@ -186,7 +203,9 @@ class TileRecognizer:
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
             quads, score = self._localize_once(work, None)
             back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
-        return work, refine_angles(work, quads), score, back
+        quads = refine_angles(work, quads)
+        keep = drop_covered(quads, score)  # a second box on one tile, seen once turned
+        return work, quads[keep], score[keep], back
 
     def _localize_once(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
@@ -238,8 +257,12 @@ class TileRecognizer:
         if prototypes is not None:
             res = prototypes.apply(res)
         return Detections.from_quads(
-            q, list(res.codes), res.confidence, embeddings=res.embeddings,
-            probs=res.probs.astype(np.float32), classes=tuple(clf.classes),
+            q,
+            list(res.codes),
+            res.confidence,
+            embeddings=res.embeddings,
+            probs=res.probs.astype(np.float32),
+            classes=tuple(clf.classes),
         )
 
 
@@ -271,7 +294,9 @@ def load_prototypes(name: str, classifier: Any) -> Any:
     from vision.runtime import sha256_of
     from vision.tileset import TileSetPrototypes, for_classifier, load_tileset, stored_crops
 
-    tileset = for_classifier(load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name))
+    tileset = for_classifier(
+        load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name)
+    )
     return TileSetPrototypes(tileset, classifier.classes)
 
 

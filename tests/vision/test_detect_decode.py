@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from vision.detect import (
     STRIDE,
     decode,
+    drop_covered,
     prepare,
     quad_iou_boxes,
     quad_params,
@@ -101,6 +102,47 @@ def test_touching_tiles_are_not_suppressed() -> None:
     assert len(suppress_overlaps(q, np.linspace(0.5, 0.9, 10).astype(f))) == 10
 
 
+def test_drop_covered_drops_a_second_box_on_one_tile() -> None:
+    f = np.float32
+    # a tile, a half-size box inside it (weaker), and a neighbour turned 30 degrees whose upright
+    # bounding box overlaps the tile's a lot while the tiles themselves barely touch
+    q = rect_quads(
+        np.array([100, 104, 131], f),
+        np.array([100, 96, 100], f),
+        np.array([24, 14, 24], f),
+        np.array([32, 20, 32], f),
+        np.array([0, 0, math.radians(30)], f),
+    )
+    score = np.array([0.9, 0.6, 0.8], f)
+    assert drop_covered(q, score).tolist() == [0, 2]
+    # the share is of the weaker quad's area: a tile's box round a surer half-size box stays
+    assert drop_covered(q, np.array([0.5, 0.6, 0.8], f)).tolist() == [0, 1, 2]
+    # two boxes on one tile: the surer stays, whichever it is
+    same = rect_quads(
+        np.array([100, 102], f),
+        np.array([100, 99], f),
+        np.array([24, 22], f),
+        np.array([32, 30], f),
+        np.zeros(2, f),
+    )
+    assert drop_covered(same, np.array([0.9, 0.6], f)).tolist() == [0]
+    assert drop_covered(same, np.array([0.6, 0.9], f)).tolist() == [1]
+    # rows of touching tiles at any angle keep every tile
+    for deg in (0, 20, 45, 90):
+        xs = np.arange(10, dtype=f) * 24.5
+        t = math.radians(deg)
+        rows = rect_quads(
+            200 + xs * math.cos(t),
+            200 + xs * math.sin(t),
+            np.full(10, 24, f),
+            np.full(10, 32, f),
+            np.full(10, t, f),
+        )
+        assert len(drop_covered(rows, np.linspace(0.5, 0.9, 10).astype(f))) == 10, deg
+    assert drop_covered(q[:1], score[:1]).tolist() == [0]
+    assert drop_covered(np.zeros((0, 4, 2), f), np.zeros(0, f)).tolist() == []
+
+
 def test_box_iou() -> None:
     a = np.array([[0, 0, 10, 10]], np.float32)
     b = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]], np.float32)
@@ -122,7 +164,9 @@ def tile_row(theta_deg: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
     t = math.radians(theta_deg)
     along = np.array([math.cos(t), math.sin(t)])  # the row runs across the tiles' short sides
     centres = np.array([320, 240]) + np.outer(np.arange(n) - (n - 1) / 2, along * 41)
-    quads = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, t))
+    quads = rect_quads(
+        centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, t)
+    )
     for q in quads:
         cv2.fillConvexPoly(img, q.astype(np.int32), (215, 230, 235))
         cv2.polylines(img, [q.astype(np.int32)], True, (150, 160, 165), 1)
@@ -137,7 +181,9 @@ def test_refine_angles_turns_upright_quads_to_the_tiles_edges(theta_deg: float) 
     n = len(centres)
     # the localiser's habit: the right centre and size, but upright (or lying, for a tile near 90)
     guess = 0.0 if abs(theta_deg) < 45 else math.pi / 2
-    upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, guess))
+    upright = rect_quads(
+        centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.full(n, guess)
+    )
     got = quad_params(refine_angles(img, upright))
     assert np.allclose(got[:, :4], quad_params(upright)[:, :4], atol=1e-3)  # centre and size kept
     err = np.degrees(np.abs(got[:, 4] - math.radians(theta_deg)))
@@ -147,7 +193,9 @@ def test_refine_angles_turns_upright_quads_to_the_tiles_edges(theta_deg: float) 
 def test_refine_angles_leaves_a_quad_alone_where_no_edges_agree() -> None:
     blank = np.full((200, 200, 3), 120, np.uint8)
     noise = np.random.default_rng(0).integers(0, 255, (200, 200, 3), dtype=np.uint8)
-    q = rect_quads(np.array([100.0]), np.array([100.0]), np.array([40.0]), np.array([54.0]), np.array([0.3]))
+    q = rect_quads(
+        np.array([100.0]), np.array([100.0]), np.array([40.0]), np.array([54.0]), np.array([0.3])
+    )
     for img in (blank, noise):
         assert np.allclose(refine_angles(img, q), q, atol=1e-3)
     assert refine_angles(blank, np.zeros((0, 4, 2), np.float32)).shape == (0, 4, 2)
