@@ -296,8 +296,9 @@ def _pipeline_digest() -> str:
     h = hashlib.sha256((pipeline.REPO / "models" / "localizer.onnx").read_bytes())
     h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
     # the seventh session's unsqueezing and angle refinement change the quads too
-    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECT, detect.ANGLE_COHERENCE,
+    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
+    h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     return h.hexdigest()[:12]
 
 

@@ -57,11 +57,15 @@ SQUEEZED_ASPECT = 3.0
 """A photo whose localised tiles are, at the median, this many times longer than wide has been
 squeezed along one axis (an export that stretched a panorama to a square: tiles 9-16x longer than
 wide).  Unsqueezed photos measure 1.2-2 on ``tiles-photos-v4/valid``, the squeezed ones 5.3-8."""
-UNSQUEEZE_ASPECT = 0.8
-"""A squeezed photo is resized along its tiles' long axis by ``aspect / UNSQUEEZE_ASPECT`` and
-localised again.  The localiser, at a loss on such tiles, returns boxes about half as long as the
-true squeeze, so the factor is larger than the measured aspect.  On the 33 squeezed valid photos
-(none in train/) boxes F1 went 0.49 -> 0.95 (0.93-0.95 for 0.7-1.0 here; docs/recognition.md)."""
+UNSQUEEZE_ASPECTS = (0.63, 0.8, 1.0, 1.25)
+"""A squeezed photo is resized along its tiles' long axis by ``aspect / target`` for each target
+here, localised and read again at each, and the one whose tiles the classifier reads surest is
+kept.  The localiser, at a loss on such tiles, misjudges how long they are, and by how much depends
+on the model: on the 33 squeezed valid photos (none in train/) one fixed target suited one
+localiser and not the next (0.8 read 0.838 with the sixth session's localiser and 0.765 with the
+ninth's, 1.0 read 0.751 and 0.799), where choosing among these by the reading came within 0.006 of
+each model's best fixed target (0.832 and 0.795) and read the squeezed test photo right both ways
+round (docs/recognition.md, "Squeezed photos")."""
 TABLE_LOCALIZER = "localizer-table.onnx"
 """The localiser fine-tuned on rendered whole-table frames: used when ``detect`` gets ``tile_px``
 (a table reader), the photo localiser ``localizer.onnx`` otherwise (close-up photos)."""
@@ -144,10 +148,9 @@ class TileRecognizer:
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
-        work, quads, objectness, back = self._localize(img, tile_px)
-        det = self.classify(
-            work, quads, tile_px
-        )  # crops from the unsqueezed image when there is one
+        work, quads, objectness, back, det = self._localize(img, tile_px)
+        if det is None:  # crops from the unsqueezed image when there is one
+            det = self.classify(work, quads, tile_px)
         if back is not None:
             det = Detections.from_quads(
                 det.quads * back,
@@ -176,9 +179,9 @@ class TileRecognizer:
         ``tile_px`` as for :meth:`detect`.  The image is not validated here (``detect`` does it).
         On a photo (no ``tile_px``) each quad is turned to its tile's edges
         (:func:`vision.detect.refine_angles`), and a photo squeezed along one axis is localised
-        again unsqueezed (:data:`SQUEEZED_ASPECT`).
+        again unsqueezed (:data:`SQUEEZED_ASPECT`; choosing how far reads the tiles).
         """
-        _, quads, score, back = self._localize(image_bgr, tile_px)
+        _, quads, score, back, _ = self._localize(image_bgr, tile_px)
         return (quads if back is None else (quads * back).astype(np.float32)), score
 
     def _localize(
@@ -188,24 +191,47 @@ class TileRecognizer:
         npt.NDArray[np.float32],
         npt.NDArray[np.float32],
         npt.NDArray[np.float32] | None,
+        Detections | None,
     ]:
-        """``(image, quads, objectness, back)``: quads in ``image``, which is ``image_bgr`` or, for
-        a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors) maps them back."""
+        """``(image, quads, objectness, back, read)``: quads in ``image``, which is ``image_bgr``
+        or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors) maps them back;
+        ``read``: the tiles already classified in ``image`` (a squeezed photo), else None."""
         quads, score = self._localize_once(image_bgr, tile_px)
         if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
-            return image_bgr, quads, score, None
-        work, back = image_bgr, None
+            return image_bgr, quads, score, None, None
         aspect, axis = squeeze_of(quads)
         if self.input_long_side is None and aspect > SQUEEZED_ASPECT:
-            h, w = image_bgr.shape[:2]
-            k = aspect / UNSQUEEZE_ASPECT
+            return self._unsqueezed(image_bgr, aspect, axis)
+        quads = refine_angles(image_bgr, quads)
+        keep = drop_covered(quads, score)  # a second box on one tile, seen once turned
+        return image_bgr, quads[keep], score[keep], None, None
+
+    def _unsqueezed(
+        self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int
+    ) -> tuple[
+        npt.NDArray[np.uint8],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.float32],
+        Detections,
+    ]:
+        """A squeezed photo localised and read at each of :data:`UNSQUEEZE_ASPECTS`; the one whose
+        tiles read surest (mean classifier confidence; the first on a tie) is kept."""
+        h, w = image_bgr.shape[:2]
+        best: Any = None
+        for target in UNSQUEEZE_ASPECTS:
+            k = aspect / target
             size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
             quads, score = self._localize_once(work, None)
-            back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
-        quads = refine_angles(work, quads)
-        keep = drop_covered(quads, score)  # a second box on one tile, seen once turned
-        return work, quads[keep], score[keep], back
+            quads = refine_angles(work, quads)
+            keep = drop_covered(quads, score)
+            det = self.classify(work, quads[keep])
+            sure = float(det.confidence.mean()) if len(det) else 0.0
+            if best is None or sure > best[0]:
+                back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
+                best = (sure, work, quads[keep], score[keep], back, det)
+        return best[1], best[2], best[3], best[4], best[5]
 
     def _localize_once(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
