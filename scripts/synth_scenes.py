@@ -190,17 +190,24 @@ def american_scene_faces(seed: int) -> dict[str, list[np.ndarray]]:
 
 
 class SceneMaker:
-    """Draws scenes from a face library (default: every training artwork style)."""
+    """Draws scenes from a face library (default: every training artwork style).
+
+    ``back_share``: each tile is a plain back (``BK``, when the library has backs) with this
+    probability, a uniform draw of ``codes`` otherwise; 0 (the default) draws every tile from
+    ``codes`` and leaves the random stream as it always was.
+    """
 
     def __init__(
         self,
         seed: int = 0,
         faces: dict[str, list[np.ndarray]] | None = None,
         codes: list[str] | None = None,
+        back_share: float = 0.0,
     ) -> None:
         self.faces = faces if faces is not None else tile_faces()
         self.codes = codes if codes is not None else sorted(self.faces)
         self.rng = np.random.default_rng(seed)
+        self.back_share = back_share if "BK" in self.faces else 0.0
 
     def scene(
         self,
@@ -220,7 +227,11 @@ class SceneMaker:
                 row_layout(w, h, s, rng) if rng.random() < 0.7 else discard_layout(w, h, s, rng)
             )
         quads = drop_overlaps(quads, w, h)
-        codes = [self.codes[int(rng.integers(len(self.codes)))] for _ in quads]
+        if self.back_share > 0:
+            codes = ["BK" if rng.random() < self.back_share else self.codes[int(rng.integers(len(self.codes)))]
+                     for _ in quads]
+        else:
+            codes = [self.codes[int(rng.integers(len(self.codes)))] for _ in quads]
         order = np.argsort([q[:, 1].mean() for q in quads])  # far tiles first
         for i in order:
             faces = self.faces[codes[i]]

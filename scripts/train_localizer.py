@@ -336,6 +336,7 @@ class Source:
         self, photos: list[PhotoSample], synth_frac: float, seed: int, band: float = 0.2,
         table_frac: float = 0.0, table_frames: int = 60, top_down: float = 0.0,
         american: float = 0.0,
+        backs: float = 0.0,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -350,7 +351,7 @@ class Source:
         self.american_frac = american
         self.american = None
         if synth_frac > 0 and american > 0:
-            self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000))
+            self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), back_share=backs)
         self.table_frac = table_frac
         self.table = TablePool(table_frames, seed, top_down) if table_frac > 0 else None
 
@@ -479,6 +480,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="share of table windows seen from straight above, as the table reader localises")
     ap.add_argument("--american", type=float, default=0.0,
                     help="share of the synthetic scenes drawn with an American set's faces (american_scene_faces)")
+    ap.add_argument("--backs", type=float, default=0.0,
+                    help="in the American scenes, the share of tiles drawn as plain backs (BK; default: as any code)")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
@@ -562,7 +565,7 @@ def train(args: argparse.Namespace) -> None:
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
-                    args.top_down, args.american)
+                    args.top_down, args.american, args.backs)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

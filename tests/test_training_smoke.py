@@ -42,7 +42,7 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
     onnx = tmp_path / "loc.onnx"
     _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
           "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1",
-          "--synth", "0.5", "--american", "1.0"])  # half synthetic scenes, each drawn with an American set
+          "--synth", "0.5", "--american", "1.0", "--backs", "0.2"])  # half synthetic scenes, each American
     assert list((tmp_path / "run").glob("*.pt")), "no checkpoint written"
     outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
     assert outs and all(np.isfinite(o).all() for o in outs)
@@ -143,3 +143,22 @@ def test_american_scene_faces_are_not_the_benchmarks() -> None:
     train, bench = american_scene_faces(71 + 1000), american_faces(21)
     assert {"J", "F", "BK", "WD", "5C"} <= set(train) and set(train) == set(bench)
     assert not any(np.array_equal(a, b) for a in train["J"] for b in bench["J"])
+
+
+def test_scene_backs_share() -> None:
+    from scripts.synth_scenes import SceneMaker, american_scene_faces
+
+    faces = american_scene_faces(5)
+    plain = SceneMaker(seed=3, faces=faces)
+    backs = SceneMaker(seed=3, faces=faces, back_share=0.5)
+    n_plain = n_backs = total_plain = total_backs = 0
+    for k in range(6):
+        a = plain.scene(320, 320, np.random.default_rng(k))
+        b = backs.scene(320, 320, np.random.default_rng(k))
+        n_plain, total_plain = n_plain + a.codes.count("BK"), total_plain + len(a.codes)
+        n_backs, total_backs = n_backs + b.codes.count("BK"), total_backs + len(b.codes)
+    assert total_plain > 20 and total_backs > 20
+    assert n_plain / total_plain < 0.15 < 0.35 < n_backs / total_backs
+    # without backs in the library the share is ignored
+    no_backs = {code: imgs for code, imgs in faces.items() if code != "BK"}
+    assert SceneMaker(seed=3, faces=no_backs, back_share=0.5).back_share == 0.0
