@@ -287,8 +287,9 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
 
 
 def _pipeline_digest() -> str:
-    """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256 and
-    the settings that move its quads (scales, unsqueezing, angle refinement)."""
+    """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
+    settings that move its quads (scales, unsqueezing, angle refinement, second boxes) and the
+    classifier's sha256 (it chooses how far a squeezed photo is unsqueezed)."""
     import hashlib
 
     from vision import detect, pipeline
@@ -299,6 +300,8 @@ def _pipeline_digest() -> str:
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
+    # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
+    h.update((pipeline.REPO / "models" / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]
 
 
