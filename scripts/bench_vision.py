@@ -309,6 +309,7 @@ def main() -> None:
             f"  localised {seen / max(sum(am.per_truth.values()), 1):.4f} of tiles; "
             f"read right {right / max(seen, 1):.4f} of those"
         )
+        print_summary("  as detections", am, t_am)  # false tiles too: a phantom joker misleads a player
         for code, n, r, _, _, top in am.class_rows():
             print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  {top}")
 

@@ -80,13 +80,17 @@ class Detections:
         return len(self.boxes)
 
     def __getitem__(self, index: Any) -> Detections:
+        meta = dict(self.meta)
+        per_tile = meta.get("objectness")
+        if isinstance(per_tile, np.ndarray) and per_tile.shape[:1] == (len(self),):
+            meta["objectness"] = per_tile[index]  # one value per tile: it follows the tiles
         return Detections(
             boxes=self.boxes[index],
             quads=self.quads[index],
             codes=self.codes[index],
             confidence=self.confidence[index],
             embeddings=None if self.embeddings is None else self.embeddings[index],
-            meta=dict(self.meta),
+            meta=meta,
             probs=None if self.probs is None else self.probs[index],
             classes=self.classes,
         )

@@ -24,6 +24,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--min-confidence", type=float, default=0.0, help="drop tiles read below this confidence"
     )
     p.add_argument(
+        "--min-score",
+        type=float,
+        default=None,
+        help="drop tiles whose localiser objectness times confidence is below this (default: 0.2, "
+        "vision.pipeline.MIN_SCORE; 0 lists every tile found)",
+    )
+    p.add_argument(
         "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image, the better of two scales on a small photo)"
     )
 
@@ -31,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from companion.cli import CommandError
     from vision.io import ImageLoadError, load_image
-    from vision.pipeline import REPO, TileRecognizer
+    from vision.pipeline import MIN_SCORE, REPO, TileRecognizer
     from vision.runtime import ModelFileError
 
     try:
@@ -39,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             models_dir=Path(args.models) if args.models else REPO / "models",
             tileset=args.tileset,
             input_long_side=args.input_size,
+            min_score=MIN_SCORE if args.min_score is None else args.min_score,
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc

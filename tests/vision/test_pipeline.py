@@ -108,6 +108,18 @@ def test_detect_command_prints_one_json_line_per_image() -> None:
         assert all(0 <= v <= 640 + 5 for v in tile["box"])
 
 
+def test_detect_command_min_score_zero_lists_every_tile_found() -> None:
+    path = str(DATA / "photo4.jpg")
+
+    def tiles(*extra: str) -> int:
+        proc = subprocess.run([sys.executable, "-m", "companion", "detect", path, *extra],
+                              capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return len(json.loads(proc.stdout)["tiles"])
+
+    assert tiles("--min-score", "0") > tiles()
+
+
 def test_scale_for_tile_puts_tiles_at_the_target_width() -> None:
     from vision.pipeline import MAX_INPUT_SIDE, TARGET_TILE_PX, scale_for_tile
 
@@ -235,6 +247,25 @@ def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  
     err = np.abs(np.degrees(got[near, 4] - truth[dist.argmin(axis=1)[near], 4])) % 90
     err = np.minimum(err, 90 - err)
     assert np.median(err) < 4.0, np.round(err, 1)
+
+
+def test_a_photo_keeps_the_tiles_that_score_min_score(recognizer) -> None:  # type: ignore[no-untyped-def]
+    """On a photo a tile is kept when objectness x confidence reaches ``min_score`` (0 keeps all);
+    told ``tile_px`` (a table reader), every tile is kept."""
+    from vision.pipeline import MIN_SCORE, TileRecognizer
+
+    everything = TileRecognizer(REPO / "models", min_score=0.0)
+    image = load_image(DATA / "photo4.jpg")  # a weak photo: two of its seven tiles score low
+    all_tiles, kept = everything.detect(image), recognizer.detect(image)
+    score = all_tiles.confidence * all_tiles.meta["objectness"]
+    assert recognizer.min_score == MIN_SCORE > 0 and (score < MIN_SCORE).sum() >= 1
+    sure = score >= MIN_SCORE
+    assert kept.codes.tolist() == all_tiles.codes[sure].tolist()
+    assert np.allclose(kept.boxes, all_tiles.boxes[sure])
+    assert np.allclose(kept.meta["objectness"], all_tiles.meta["objectness"][sure])  # follows the tiles
+    assert np.all(kept.confidence * kept.meta["objectness"] >= MIN_SCORE)
+    frame = load_image(DATA / "photo1.jpg")
+    assert len(recognizer.detect(frame, tile_px=30.0)) == len(everything.detect(frame, tile_px=30.0))
 
 
 def test_table_reader_gets_the_table_classifier(recognizer) -> None:  # type: ignore[no-untyped-def]
