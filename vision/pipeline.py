@@ -56,7 +56,8 @@ measured no better and would break the 50 ms frame budget)."""
 SQUEEZED_ASPECT = 3.0
 """A photo whose localised tiles are, at the median, this many times longer than wide has been
 squeezed along one axis (an export that stretched a panorama to a square: tiles 9-16x longer than
-wide).  Unsqueezed photos measure 1.2-2 on ``tiles-photos-v4/valid``, the squeezed ones 5.3-8."""
+wide).  Unsqueezed photos measure 1.2-2 on ``tiles-photos-v4/valid``, the squeezed ones 5.3-8
+(up to 10 with the ninth session's localiser)."""
 UNSQUEEZE_ASPECTS = (0.63, 0.8, 1.0, 1.25)
 """A squeezed photo is resized along its tiles' long axis by ``aspect / target`` for each target
 here, localised and read again at each, and the one whose tiles the classifier reads surest is
@@ -157,7 +158,9 @@ class TileRecognizer:
         homography); the localiser's input is then scaled to suit it (:func:`scale_for_tile`)
         unless ``input_long_side`` was forced, and the table localiser and classifier
         (``models/localizer-table.onnx``, ``models/classifier-table.onnx``, chosen for rendered
-        table frames) run if present.
+        table frames) run if present, and every tile found is returned.  Without ``tile_px`` (a
+        photo) a tile is returned when its objectness times confidence reaches ``min_score``;
+        ``meta['objectness']`` holds each returned tile's objectness.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
