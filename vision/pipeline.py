@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.classify import quad_aspect
 from vision.detect import TileLocalizer, drop_covered, refine_angles
 from vision.io import check_image
 from vision.types import Detections
@@ -319,9 +320,8 @@ def squeeze_of(quads: npt.NDArray[np.float32]) -> tuple[float, int]:
     if len(q) < 3:
         return 0.0, 1
     a, b = q[:, 1] - q[:, 0], q[:, 2] - q[:, 1]
-    la, lb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
-    aspect = np.maximum(la, lb) / np.maximum(np.minimum(la, lb), 1e-3)
-    long = np.where((la >= lb)[:, None], a, b)
+    long = np.where((np.linalg.norm(a, axis=1) >= np.linalg.norm(b, axis=1))[:, None], a, b)
+    aspect = quad_aspect(q)
     vertical = float(np.mean(np.abs(long[:, 1]) > np.abs(long[:, 0])))
     return float(np.median(aspect)), 1 if vertical >= 0.5 else 0
 
