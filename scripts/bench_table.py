@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -263,6 +264,33 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
           + (f" ({rest_ok / rest:.1%})" if rest else ""))
 
 
+def table_faces(spec: str) -> dict[str, list[Any]]:
+    """The faces named by ``--faces`` (see its help)."""
+    from vision.artwork import tile_faces
+
+    if not spec.startswith("american:"):
+        return dict(tile_faces(spec))
+    from vision import american
+
+    bases: dict[str, list[Any]] = {}
+    for style in spec.split(":", 1)[1].split("+"):
+        for code, imgs in tile_faces(style).items():
+            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
+    return dict(american.synth_faces(seed=4242, per_code=4, bases=bases))
+
+
+def enrolled(faces: dict[str, list[Any]], models: Path, root: Path) -> str:
+    """Enroll ``faces`` (the first of each code) from a synthetic grid photo of the American layout,
+    as ``companion enroll`` does; returns the tile set's folder."""
+    from vision.classify import TileClassifier
+    from vision.enroll import enroll_image, grid_photo
+    from vision.tileset import save_tileset
+
+    image, _ = grid_photo({c: np.asarray(v[0]) for c, v in faces.items()}, "american", np.random.default_rng(5))
+    tileset, crops, _ = enroll_image(image, "american", TileClassifier(models / "classifier.onnx"), "bench-table")
+    return str(save_tileset(tileset, crops, root))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", type=int, default=50)
@@ -279,6 +307,14 @@ def main() -> int:
                     help="onnxruntime threads per model (default 2, the recogniser's default)")
     ap.add_argument("--models", type=Path, default=REPO / "models",
                     help="folder with localizer.onnx and classifier.onnx (default: models/)")
+    ap.add_argument("--faces", default="american-synth",
+                    help="the tiles' faces with the models: an artwork style of vision.artwork "
+                         "(default american-synth), or american:STYLE[+STYLE] for an American set (jokers, "
+                         "flowers, soaps, backs, index numbers; vision.american, seed 4242) drawn over "
+                         "those styles, e.g. american:xm-dorothys, the style no model trained on")
+    ap.add_argument("--enroll", action="store_true",
+                    help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
+                         "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
     args = ap.parse_args()
     models = args.models
     use_model = args.recognizer == "model" or (
@@ -286,15 +322,17 @@ def main() -> int:
     )
     faces = None
     if use_model:
-        from vision.artwork import tile_faces
         from vision.pipeline import TileRecognizer
 
-        recognizer: Any = TileRecognizer(models, input_long_side=args.input_long_side, threads=args.threads)
-        faces = tile_faces("american-synth")
+        faces = table_faces(args.faces)
+        tileset = enrolled(faces, models, Path(tempfile.mkdtemp(prefix="bench-table-"))) if args.enroll else None
+        recognizer: Any = TileRecognizer(models, input_long_side=args.input_long_side, threads=args.threads,
+                                         tileset=tileset)
     else:
         recognizer = Oracle(args.misread)
     print(f"bench_table: layout {args.layout}, variant {args.variant}, card {Path(args.card).name}, "
-          f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
+          + (f"faces {args.faces}{' (enrolled)' if args.enroll else ''}, " if use_model else "")
+          + f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
     for text in args.sizes.split(","):
         w, h = (int(v) for v in text.lower().split("x"))
         _report((w, h), run_size(args, (w, h), recognizer, faces), args.tables)
