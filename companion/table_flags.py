@@ -204,13 +204,18 @@ def player_totals(zones: dict[str, ZoneReading], ctx: RuleContext) -> dict[int, 
 
 
 def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
-    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4)."""
+    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4); not
+    judged while a face-up tile of that player's reads weakly, nor called too many when the weakly
+    read backs (``ZoneReading.weak_backs``: a phantom between tiles reads as a weak back) make up
+    the excess."""
     if not ctx.count_backs:
         return []
     flags = []
     for p, (total, off, racks) in player_totals(zones, ctx).items():
         if total == 0 or total in (off, off + 1) or any(z.uncertain for z in racks):
             continue
+        if off + 1 < total <= off + 1 + sum(z.weak_backs for z in racks):
+            continue  # too many only by backs that may be phantoms
         word = "too many" if total > off + 1 else "too few"
         flags.append(Flag("tile_count", racks[0].name, f"player {p} shows {total} tiles ({word}): expected {off} "
                                                        f"off-turn or {off + 1} on-turn"))

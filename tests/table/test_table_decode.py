@@ -8,7 +8,7 @@ from table_helpers import CARD, exps, flags_of, player, read, table
 
 from companion.rules.matcher import rack_viability
 from companion.rules.tiles import ALL_CODES
-from companion.table import MIN_CONFIDENCE, TableReader
+from companion.table import MIN_CONFIDENCE, WEAK_FRAME_SHARE, TableReader
 from companion.table_decode import decode_run, plausible_runs
 from companion.table_group import thin_row
 from vision.render import RenderedTable
@@ -140,3 +140,58 @@ def test_a_doubtful_rack_is_dead_only_when_every_plausible_reading_is(other: str
         assert "every other reading" in next(f.message for f in obs.flags if f.kind == "wrong_rack")
     else:
         assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
+
+
+@pytest.mark.parametrize("weak", [7, 9])
+def test_a_frame_mostly_read_weakly_is_not_judged(weak: int) -> None:
+    """18 face-up tiles; with 9 of them weak (half, over WEAK_FRAME_SHARE) the sure dead hand on
+    P1-B is withheld too and each rack with tiles says why; with 7 it is called as before."""
+    r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E")), discards="1B 2B 3B 4B 5B 6B 7B 8B 9B")
+    loose = [i for i, t in enumerate(r.tiles) if t.zone == "discards"]
+    assert len(loose) == 9 and sum(len(t.code) > 0 and t.code != "BK" for t in r.tiles) >= 18
+    obs = read(r, low=tuple(loose[:weak]))
+    assert not obs.zones["P1-B"].uncertain  # the dead rack itself reads sure
+    if weak == 7:
+        assert flags_of(obs, "wrong_rack") == ["P1-B"]
+        assert not [f for f in obs.flags if f.cause == "frame"]
+    else:
+        assert WEAK_FRAME_SHARE * 18 <= weak
+        assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "tile_count") == []
+        frame = [f for f in obs.flags if f.kind == "unreadable" and f.cause == "frame"]
+        assert sorted(f.zone for f in frame) == ["P1-A", "P1-B"]
+        assert all("9 of the 18 face-up tiles" in f.message and "companion enroll" in f.message for f in frame)
+
+
+@pytest.mark.parametrize("total, weak", [(29, 0), (29, 1), (30, 1), (30, 2), (25, 2)])
+def test_a_count_that_hangs_on_weak_backs_is_not_judged(total: int, weak: int) -> None:
+    """29 or 30 tiles in view for player 1 is too many (27 off-turn, 28 on), unless weakly read
+    backs (a phantom between face-up tiles reads as one) make up the whole excess; too few stays
+    too few, however the backs read."""
+    r = table(player("P1", exps("8C 8C 8C"), total=total))
+    backs = [i for i, t in enumerate(r.tiles) if t.zone in ("P1-A", "P1-B") and t.code == "BK"]
+    obs = read(r, low=tuple(backs[:weak]))
+    assert sum(obs.zones[z].weak_backs for z in ("P1-A", "P1-B")) == weak
+    assert obs.zones["P1-A"].face_down + obs.zones["P1-B"].face_down + 3 == total
+    judged = total < 27 or total - weak > 28
+    assert flags_of(obs, "tile_count") == (["P1-A"] if judged else [])
+
+
+def test_readings_are_folded_into_the_set_in_play() -> None:
+    """An American set has no Chinese flowers or seasons: their probability is the ``F`` tile's, so a
+    flower read as 'FL3' (or split between flower classes) is an F; a Chinese set has no joker."""
+    from companion.rules.tiles import TILE_SETS
+    from companion.table import fold_to_set
+
+    p = probs({"FL3": 0.5, "SE1": 0.3, "8B": 0.15}, {"J": 0.6, "5D": 0.35}, {"BK": 0.9})
+    det = Detections(np.zeros((3, 4), np.float32), np.zeros((3, 4, 2), np.float32),
+                     np.array(["FL3", "J", "BK"]), np.array([0.5, 0.6, 0.9], np.float32),
+                     probs=p.astype(np.float32), classes=CLASSES)
+    american = fold_to_set(det, set(TILE_SETS["american"].counts))
+    assert list(american.codes) == ["F", "J", "BK"]
+    assert american.confidence[0] == pytest.approx(0.8 + 7 * 0.05 / (len(CLASSES) - 3), abs=1e-4)  # F + 8 flowers
+    assert np.allclose(american.probs.sum(axis=1), 1.0)
+    chinese = fold_to_set(det, set(TILE_SETS["chinese"].counts))
+    assert list(chinese.codes) == ["FL3", "5D", "BK"]  # no joker in a Chinese set
+    assert chinese.confidence[1] > 0.8
+    plain = Detections(det.boxes, det.quads, det.codes, det.confidence)  # no probabilities: as it was
+    assert fold_to_set(plain, set(TILE_SETS["american"].counts)) is plain
