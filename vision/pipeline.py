@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from vision.classify import quad_aspect
 from vision.detect import TileLocalizer, drop_covered, refine_angles
+from vision.enroll import TABLE_SMALL
 from vision.io import check_image
 from vision.types import Detections
 
@@ -143,7 +144,7 @@ class TileRecognizer:
             self.table_prototypes = (
                 self.prototypes
                 if self.table_classifier is self.classifier
-                else load_prototypes(tileset, self.table_classifier)
+                else load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
             )
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
@@ -333,15 +334,17 @@ def sure_fraction(score: npt.NDArray[np.float32], sure: float = SURE_OBJECTNESS)
     return float(np.mean(score >= sure)) if len(score) else 0.0
 
 
-def load_prototypes(name: str, classifier: Any) -> Any:
+def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
-    the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`)."""
+    the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`;
+    ``small``: the share of the jittered copies shrunk to table size, as for the table reader's
+    classifier, :data:`vision.enroll.TABLE_SMALL`)."""
     from vision.runtime import sha256_of
     from vision.tileset import TileSetPrototypes, for_classifier, load_tileset, stored_crops
 
     tileset = for_classifier(
-        load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name)
+        load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name), small=small
     )
     return TileSetPrototypes(tileset, classifier.classes)
 

@@ -122,7 +122,8 @@ def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDAr
 
 
 def for_classifier(
-    tileset: TileSet, classifier: Any, classifier_sha256: str, crops: npt.NDArray[np.uint8] | None
+    tileset: TileSet, classifier: Any, classifier_sha256: str, crops: npt.NDArray[np.uint8] | None,
+    small: float = 0.0,
 ) -> TileSet:
     """``tileset`` with prototypes in ``classifier``'s embedding space.
 
@@ -132,7 +133,7 @@ def for_classifier(
     whose crops are gone cannot be, and is refused rather than read with foreign prototypes.
     """
     made_by = tileset.meta.get("classifier_sha256")
-    if made_by == classifier_sha256:
+    if made_by == classifier_sha256 and float(tileset.meta.get("small", 0.0)) == small:
         return tileset
     if crops is None or len(crops) != len(tileset.codes):
         if made_by is None:
@@ -144,8 +145,8 @@ def for_classifier(
     from vision.enroll import AUGMENT, augment_crops
 
     res = classifier.run(crops)
-    copies = classifier.run(augment_crops(crops, AUGMENT)).embeddings
-    meta = dict(tileset.meta, classifier_sha256=classifier_sha256, embedded_again_from=made_by)
+    copies = classifier.run(augment_crops(crops, AUGMENT, small=small)).embeddings
+    meta = dict(tileset.meta, classifier_sha256=classifier_sha256, embedded_again_from=made_by, small=small)
     return TileSet(tileset.name, tileset.layout, tileset.codes,
                    prototypes_from(res.embeddings, copies, AUGMENT), meta)
 

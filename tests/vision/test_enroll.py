@@ -13,7 +13,9 @@ from companion.cli import main
 from vision.artwork import HOLDOUT_STYLE, tile_faces
 from vision.classify import DEFAULT_MODEL, TileClassifier, extract_crops
 from vision.enroll import (
+    TABLE_SMALL,
     EnrollError,
+    augment_crops,
     grid_photo,
     layout_codes,
     row_lengths,
@@ -164,4 +166,23 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
     rec = TileRecognizer(tileset="photo")
     assert rec.prototypes.tileset.meta["classifier_sha256"] == sha256_of(rec.classifier.path)
-    assert np.allclose(rec.table_prototypes.tileset.embeddings, direct.embeddings, atol=1e-4)
+    # the table reader's copies include tiles shrunk to table size (TABLE_SMALL)
+    small = for_classifier(ts, table_clf, sha, stored_crops("photo", root), small=TABLE_SMALL)
+    assert np.allclose(rec.table_prototypes.tileset.embeddings, small.embeddings, atol=1e-4)
+    assert not np.allclose(small.embeddings, direct.embeddings, atol=1e-3)
+    assert for_classifier(direct, table_clf, sha, stored_crops("table", root), small=TABLE_SMALL) is not direct
+
+
+def test_small_copies_look_like_far_tiles() -> None:
+    """``augment_crops(small=1)`` shrinks every copy to table size and back: fine detail is gone
+    (much less edge energy), while ``small=0`` leaves the copies exactly as they always were."""
+    faces = tile_faces(HOLDOUT_STYLE)
+    crops = np.stack([cv2.resize(np.asarray(faces[c][0]), (48, 64)) for c in ("5C", "8B", "9D")])
+    plain, again = augment_crops(crops, 4, seed=3), augment_crops(crops, 4, seed=3, small=0.0)
+    tiny = augment_crops(crops, 4, seed=3, small=1.0)
+    assert np.array_equal(plain, again)
+
+    def edges(x: np.ndarray) -> float:
+        return float(np.mean([np.abs(cv2.Laplacian(cv2.cvtColor(c, cv2.COLOR_BGR2GRAY), cv2.CV_32F)).mean() for c in x]))
+
+    assert edges(tiny) < 0.6 * edges(plain)
