@@ -6,7 +6,9 @@ Each frame is a seeded Siamese table from :func:`vision.render.render_table` (a 
 edge, 1280x720 or 1920x1080, tiles 12-35 px across) with faces from one of three sources: every
 training artwork style merged (the held-out style :data:`vision.artwork.HOLDOUT_STYLE` never),
 the American synthetic style alone, or real photographed tiles from tiles-photos-v4 ``train/``
-(never ``valid/``, which is the benchmark).  The renderer's true quads are disturbed the way the
+(never ``valid/``, which is the benchmark); pools may also draw from ``american-mix``: American
+sets (jokers, flowers, soaps, backs, index numbers; :func:`vision.american.synth_faces`) drawn
+over two training styles picked at random, one of :data:`MIX_SETS` sets per frame.  The renderer's true quads are disturbed the way the
 localiser's are (turned into the rotated rectangle around the face half the time, scaled
 +-10%, shifted and bent by a few pixels) and cut with :func:`vision.classify.extract_crops` on
 the full frame, exactly as :class:`vision.pipeline.TileRecognizer` does.  Tiles whose code the
@@ -32,6 +34,8 @@ from vision.render import Faces, random_scene, random_view, real_crops, render_t
 REPO = Path(__file__).resolve().parents[1]
 SIZES = ((1280, 720), (1920, 1080))
 SOURCES = ("artwork", "american", "photos")
+MIX_SOURCE = "american-mix"
+MIX_SETS = 12
 
 
 @cache
@@ -44,7 +48,25 @@ def _faces(source: str) -> Faces:
         return tile_faces("american-synth")
     if source == "photos":
         return real_crops(per_code=40, split="train")
-    raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES)})")
+    if source.startswith(MIX_SOURCE + "/"):
+        return _mixed_faces(int(source.split("/", 1)[1]))
+    raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + (MIX_SOURCE,))})")
+
+
+@cache
+def _mixed_faces(k: int) -> Faces:
+    """American set ``k``: its jokers, flowers, soaps, backs and index numbers drawn over two
+    training styles picked with seed ``k`` (never the held-out style)."""
+    from vision import american
+    from vision.artwork import TRAIN_STYLES, tile_faces
+
+    rng = np.random.default_rng(9000 + k)
+    bases_styles = [s for s in TRAIN_STYLES if s != "american-synth"]
+    bases: dict[str, list[npt.NDArray[np.uint8]]] = {}
+    for style in rng.choice(bases_styles, size=2, replace=False):
+        for code, imgs in tile_faces(str(style)).items():
+            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
+    return american.synth_faces(seed=9100 + k, per_code=4, bases=bases)
 
 
 def jitter_quads(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
@@ -85,6 +107,8 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
 
     rng = np.random.default_rng(seed + 15485863)
     layout = load_layout("siamese-2")
+    if source == MIX_SOURCE:
+        source = f"{MIX_SOURCE}/{int(rng.integers(MIX_SETS))}"
     tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)
@@ -107,12 +131,15 @@ def _job(job: tuple[int, str, float]) -> tuple[npt.NDArray[np.uint8], list[str]]
     return frame_crops(*job)
 
 
-def table_crops(seed: int, frames: int, workers: int = 2,
-                snap: float = 0.0) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Crops from ``frames`` rendered tables (face sources in turn) and their class indices;
+def table_crops(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
+                sources: tuple[str, ...] = SOURCES) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Crops from ``frames`` rendered tables (face ``sources`` in turn) and their class indices;
     a share ``snap`` of the tiles cut as the table reader cuts them (:func:`snap_jitter`), the
     rest with the photo localiser's error (:func:`jitter_quads`)."""
-    jobs = [(seed * 100003 + i, SOURCES[i % len(SOURCES)], snap) for i in range(frames)]
+    for source in sources:
+        if source not in SOURCES + (MIX_SOURCE,):
+            raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + (MIX_SOURCE,))})")
+    jobs = [(seed * 100003 + i, sources[i % len(sources)], snap) for i in range(frames)]
     if workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
             parts = pool.map(_job, jobs)
@@ -129,8 +156,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show", type=Path, default=None, help="write a grid of the first crops here")
+    ap.add_argument("--sources", default=",".join(SOURCES),
+                    help=f"face sources in turn, of {', '.join(SOURCES + (MIX_SOURCE,))} (default: the first three)")
     args = ap.parse_args()
-    x, y = table_crops(args.seed, args.frames, args.workers)
+    x, y = table_crops(args.seed, args.frames, args.workers, sources=tuple(args.sources.split(",")))
     counts = np.bincount(y, minlength=len(ALL_CODES))
     print(f"{len(x)} crops from {args.frames} frames; per class: "
           + " ".join(f"{c}:{n}" for c, n in zip(ALL_CODES, counts, strict=True) if n))

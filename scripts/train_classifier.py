@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -138,18 +139,38 @@ def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.n
                    lambda: _synth_crops(labels, seed * 1000 + 777, 8, workers))
 
 
-def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached."""
-    from scripts.table_crops import table_crops
+def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
+               sources: tuple[str, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached;
+    ``sources``: the face sources in turn (default: ``table_crops.SOURCES``)."""
+    from scripts.table_crops import SOURCES, table_crops
 
+    sources = sources or SOURCES
     name = f"table_s{seed}_f{frames}" + (f"_snap{snap:g}" if snap else "")
-    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap))
+    if sources != SOURCES:
+        name += "_" + "+".join(sources)
+    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap, sources))
 
 
-def _pool_spec(spec: str) -> tuple[int, int, float]:
-    """``SEED:FRAMES[:SNAP]`` -> (seed, frames, snap)."""
-    seed_s, frames_s, *snap_s = spec.split(":")
-    return int(seed_s), int(frames_s), float(snap_s[0]) if snap_s else 0.0
+def _pool_spec(spec: str) -> tuple[np.ndarray, np.ndarray]:
+    """The table pool ``SEED:FRAMES[:SNAP[:SOURCE+SOURCE...]]``."""
+    seed_s, frames_s, *rest = spec.split(":")
+    snap = float(rest[0]) if rest and rest[0] else 0.0
+    sources = tuple(rest[1].split("+")) if len(rest) > 1 else None
+    return table_pool(int(seed_s), int(frames_s), snap=snap, sources=sources)
+
+
+def recolour(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crop's hues turned by a random angle and its saturation scaled (0.4-1.3x), or (one time
+    in six) made grey: tile sets print their suits in any colours (gold bamboo, blue craks), and
+    the shapes, not the inks, name a tile."""
+    if rng.random() < 1 / 6:
+        grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        return np.ascontiguousarray(np.repeat(grey[:, :, None], 3, axis=2))
+    hsv = cv2.cvtColor(crop, cv2.COLOR_BGR2HSV_FULL).astype(np.int16)
+    hsv[..., 0] = (hsv[..., 0] + int(rng.integers(256))) % 256
+    hsv[..., 1] = np.clip(hsv[..., 1] * rng.uniform(0.4, 1.3), 0, 255)
+    return np.asarray(cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR_FULL))
 
 
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -324,10 +345,10 @@ def train(args: argparse.Namespace) -> None:
         tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap)
         tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap)
     for spec in filter(None, args.extra_table.split(",")):
-        ex, ey = table_pool(*_pool_spec(spec))
+        ex, ey = _pool_spec(spec)
         tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
     if args.table_val:
-        tvx, tvy = table_pool(*_pool_spec(args.table_val))
+        tvx, tvy = _pool_spec(args.table_val)
     sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
     print(
         f"data: {len(px)} photo tiles, {len(sx)} synthetic crops ({len(tx)} from table frames), "
@@ -409,6 +430,8 @@ def run_epoch(
                 labels.append(py[i])
             else:
                 s = sx[-1 - i]
+                if args.recolour and rng.random() < args.recolour:
+                    s = recolour(s, rng)
                 crops.append(np.ascontiguousarray(s[::-1, ::-1]) if rng.random() < 0.5 else s)
                 labels.append(sy[-1 - i])
         logits = net(to_tensor(np.stack(crops)))
@@ -445,7 +468,11 @@ def main() -> None:
                    help="share of the table crops cut as the table reader cuts them (the true face outline at a "
                         "slightly wrong centre) instead of with the photo localiser's error")
     p.add_argument("--extra-table", default="",
-                   help="more table pools, SEED:FRAMES[:SNAP],... (e.g. a cached pool of an earlier run)")
+                   help="more table pools, SEED:FRAMES[:SNAP[:SOURCE+SOURCE]],... (e.g. a cached pool of an earlier "
+                        "run; sources as scripts/table_crops.py names them, e.g. american-mix)")
+    p.add_argument("--recolour", type=float, default=0.0, metavar="P",
+                   help="share of the synthetic and table crops whose hues are turned at random or made grey "
+                        "(recolour()), so that a set printed in other inks reads the same")
     p.add_argument("--table-val", default="",
                    help="the table validation pool SEED:FRAMES[:SNAP] (default: with --table-crops N, N/10 frames "
                         "of seed + 1000)")

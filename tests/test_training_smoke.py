@@ -69,8 +69,11 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
-               "--localised-crops", "1", "--scene-crops", "3:0.5"])
+               "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix",
+               "--recolour", "0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
+    # two rendered tables of American sets drawn over training styles, cut as the table reader cuts
+    assert int(res.stdout.split("from table frames")[0].rsplit("(", 1)[1]) > 20, res.stdout[:800]
     # the train photos whose boxes are the export's 45-degree turns are left out, the rest twice
     dropped = int(res.stdout.split("--drop-loose: ")[1].split()[0])
     photos = int(res.stdout.split("data: ")[1].split()[0])
@@ -162,3 +165,21 @@ def test_scene_backs_share() -> None:
     # without backs in the library the share is ignored
     no_backs = {code: imgs for code, imgs in faces.items() if code != "BK"}
     assert SceneMaker(seed=3, faces=no_backs, back_share=0.5).back_share == 0.0
+
+
+@needs_torch
+def test_recolour_turns_hues_and_keeps_shapes() -> None:
+    """``--recolour``: a green-on-ivory crop comes back in other inks or grey, its shape unchanged."""
+    from scripts.train_classifier import recolour
+
+    crop = np.full((64, 48, 3), (200, 230, 240), np.uint8)
+    crop[20:44, 18:30] = (40, 140, 30)  # a green stick
+    rng = np.random.default_rng(0)
+    outs = [recolour(crop, rng) for _ in range(30)]
+    assert all(o.shape == crop.shape and o.dtype == np.uint8 for o in outs)
+    sticks = np.array([o[30, 24].astype(int) for o in outs])
+    assert len({tuple(v // 40) for v in sticks}) >= 4  # many different inks
+    assert any(np.ptp(o[30, 24].astype(int)) < 3 for o in outs)  # some grey
+    for o in outs:  # the stick still stands out from the face where it was
+        grey = o.astype(int).sum(axis=2)
+        assert abs(grey[30, 24] - grey[5, 5]) > 60
