@@ -72,6 +72,23 @@ def test_a_fifth_copy_read_short_of_sure_is_not_counted() -> None:
     assert flags_at(0.95) == ["P1-A"]
 
 
+def test_no_copy_count_while_any_tile_of_that_code_reads_weakly() -> None:
+    """Six sure 3 Dots are too many; with a seventh read as a 3 Dot weakly anywhere on the table,
+    the classifier is confusing that code here, and the count is not claimed."""
+    r = table(player("P1", exps("3D 3D 3D 3D"), exps("3D 3D 3D")), discards="3D 2B")
+    disc = tile_index(r, "discards", "3D")
+
+    def flags_at(conf: float) -> list[str | None]:
+        det = r.detections()
+        c = det.confidence.copy()
+        c[disc] = conf
+        det = type(det)(det.boxes, det.quads, det.codes, c.astype(np.float32))
+        return [f.message for f in TableReader(r.layout, card=CARD).read(r.image, det).flags if f.kind == "tile_count"]
+
+    assert any("8 x 3D" in m for m in flags_at(0.95))
+    assert not any(" x 3D" in m for m in flags_at(0.8))
+
+
 def test_player_total_off_the_count() -> None:
     obs = read(table(p2=player("P2", exps("1D 1D 1D"), total=30)))
     assert flags_of(obs, "tile_count") == ["P2-A"]
