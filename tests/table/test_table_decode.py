@@ -177,8 +177,9 @@ def test_a_count_that_hangs_on_weak_backs_is_not_judged(total: int, weak: int) -
 
 
 def test_readings_are_folded_into_the_set_in_play() -> None:
-    """An American set has no Chinese flowers or seasons: their probability is the ``F`` tile's, so a
-    flower read as 'FL3' (or split between flower classes) is an F; a Chinese set has no joker."""
+    """An American set has no Chinese flowers or seasons: the ``F`` tile takes the surest of them, so
+    a flower read as 'FL3' is an F (the flower classes' mass is not summed: a bamboo of an unfamiliar
+    set spread over several flower classes stays what else it reads as); a Chinese set has no joker."""
     from companion.rules.tiles import TILE_SETS
     from companion.table import fold_to_set
 
@@ -188,8 +189,14 @@ def test_readings_are_folded_into_the_set_in_play() -> None:
                      probs=p.astype(np.float32), classes=CLASSES)
     american = fold_to_set(det, set(TILE_SETS["american"].counts))
     assert list(american.codes) == ["F", "J", "BK"]
-    assert american.confidence[0] == pytest.approx(0.8 + 7 * 0.05 / (len(CLASSES) - 3), abs=1e-4)  # F + 8 flowers
+    rest = 0.05 / (len(CLASSES) - 3)
+    kept = 0.5 + 0.15 + rest * (len(CLASSES) - 3 - 1 - 6)  # F (as FL3), 8B, the rest but F and six flowers
+    assert american.confidence[0] == pytest.approx(0.5 / kept, abs=1e-4)
     assert np.allclose(american.probs.sum(axis=1), 1.0)
+    spread = Detections(det.boxes[:1], det.quads[:1], np.array(["8B"]), np.array([0.3], np.float32),
+                        probs=probs({"FL1": 0.2, "FL3": 0.2, "SE2": 0.2, "8B": 0.3}).astype(np.float32),
+                        classes=CLASSES)
+    assert list(fold_to_set(spread, set(TILE_SETS["american"].counts)).codes) == ["8B"]
     chinese = fold_to_set(det, set(TILE_SETS["chinese"].counts))
     assert list(chinese.codes) == ["FL3", "5D", "BK"]  # no joker in a Chinese set
     assert chinese.confidence[1] > 0.8
