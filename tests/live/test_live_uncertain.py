@@ -86,3 +86,18 @@ def test_a_dead_call_on_every_reading_is_judged_again_after_a_correction() -> No
     game.reapply()
     assert game.last.zones["P1-A"].readings == (DEAD,) and game.last.zones["P1-A"].uncertain == ()
     assert _kinds(game.last) == ["wrong_rack"] and game.last.flags[0].message != called.message
+
+
+def test_a_rack_held_back_for_a_weak_frame_is_judged_once_its_weak_tiles_are_corrected() -> None:
+    """The reader held every rack back because most of the frame read weakly: the rules do not
+    judge the rack, until the player has corrected each weak tile of it."""
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    game = LiveGame(checker=rules.flags)
+    obs = _rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,))
+    frame = Flag("unreadable", "P1-A", "P1-A: 9 of the 16 face-up tiles in view read weakly", cause="frame")
+    game.observe(TableObservation(obs.zones, "fresh", obs.flags + (frame,)))
+    assert game.last is not None and _kinds(game.last) == ["unreadable", "unreadable"]
+    game.correct("P1-A", 5, "RD")
+    game.reapply()
+    assert _kinds(game.last) == ["wrong_rack"]
