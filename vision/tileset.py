@@ -131,13 +131,17 @@ def for_classifier(
     ``tileset.json``).  When the running classifier is another one (a newer model, or the table
     reader's own), the stored crops are embedded again the way enrollment embeds them; a set
     whose crops are gone cannot be, and is refused rather than read with foreign prototypes.
+    ``small``: the share of the jittered copies shrunk to table size (:func:`vision.enroll.augment_crops`);
+    a set embedded with another share is embedded again.
     """
     made_by = tileset.meta.get("classifier_sha256")
     if made_by == classifier_sha256 and float(tileset.meta.get("small", 0.0)) == small:
         return tileset
     if crops is None or len(crops) != len(tileset.codes):
-        if made_by is None:
-            return tileset  # no record of its classifier (made in code, e.g. by a benchmark)
+        if made_by is None or made_by == classifier_sha256:
+            # no record of its classifier (made in code, e.g. by a benchmark), or this classifier's
+            # own prototypes, which without the crops keep their full-size copies only
+            return tileset
         raise TileSetError(
             f"tile set {tileset.name!r} was enrolled with another classifier ({made_by[:12]}...) "
             "and its crops are missing, so it cannot follow the current one: enroll the set again"

@@ -171,6 +171,7 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
     assert np.allclose(rec.table_prototypes.tileset.embeddings, small.embeddings, atol=1e-4)
     assert not np.allclose(small.embeddings, direct.embeddings, atol=1e-3)
     assert for_classifier(direct, table_clf, sha, stored_crops("table", root), small=TABLE_SMALL) is not direct
+    assert for_classifier(direct, table_clf, sha, None, small=TABLE_SMALL) is direct  # its own, crops gone
 
 
 def test_small_copies_look_like_far_tiles() -> None:
