@@ -1,6 +1,7 @@
 """Benchmark table understanding on rendered tables: exposures, flags, and time per frame.
 
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
+                                  [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -16,7 +17,10 @@ For each of N seeded tables (``vision.render``: markers, racks, discards, a phon
 Racks are drawn from the card (viable exposures, Mah Jongg displays) and at random (mostly dead
 hands).  ``oracle`` feeds the renderer's true tile quads and codes instead of the models: it
 measures calibration, zone assignment, grouping and rules, not recognition; ``model`` runs
-``vision.pipeline.TileRecognizer`` (``auto`` picks it when ``models/*.onnx`` exist).
+``vision.pipeline.TileRecognizer`` (``auto`` picks it when ``models/*.onnx`` exist).  With the
+models, ``--faces`` draws the tiles in another face style (``american:xm-dorothys``: an American
+set over the artwork style no model trained on), and ``--enroll`` reads with that set enrolled
+from one tile of each, as a player would.
 """
 
 from __future__ import annotations
