@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from table_helpers import exps
 
 from companion.table import ZoneReading
@@ -33,3 +35,20 @@ def test_discards_are_scored_as_a_multiset() -> None:
     assert (stats["discards"], stats["discards_ok"], stats["discards_read"]) == (4, 3, 5)
     _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, set())  # the zone not read at all
     assert (stats["discards"], stats["discards_ok"], stats["discards_read"]) == (8, 3, 5)
+
+
+def test_other_faces_and_their_enrollment(tmp_path: Path) -> None:
+    """``--faces american:STYLE`` draws an American set over that style (jokers, flowers, soaps,
+    backs and the style's own numbers); ``--enroll`` enrolls it from one tile of each, as
+    ``companion enroll`` would, into a set the recogniser loads."""
+    from scripts.bench_table import REPO, enrolled, table_faces
+    from vision.artwork import HOLDOUT_STYLE
+    from vision.tileset import load_tileset
+
+    faces = table_faces(f"american:{HOLDOUT_STYLE}")
+    assert {"J", "F", "BK", "WD", "5C", "8B", "RD"} <= set(faces)
+    assert not {"FL1", "SE1"} & set(faces)
+    assert table_faces("km-jade").keys() != faces.keys()
+    folder = enrolled(faces, REPO / "models", tmp_path)
+    ts = load_tileset(folder)
+    assert ts.layout == "american" and len(ts.codes) == 37 and "J" in ts.codes
