@@ -1,4 +1,4 @@
-"""The table benchmark's account of a missed exposure (scripts/bench_table.py)."""
+"""The table benchmark (scripts/bench_table.py): its account of a missed exposure, other faces, enrollment."""
 
 from __future__ import annotations
 
