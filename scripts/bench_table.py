@@ -274,13 +274,9 @@ def table_faces(spec: str) -> dict[str, list[Any]]:
 
     if not spec.startswith("american:"):
         return dict(tile_faces(spec))
-    from vision import american
+    from scripts.synth_scenes import american_scene_faces
 
-    bases: dict[str, list[Any]] = {}
-    for style in spec.split(":", 1)[1].split("+"):
-        for code, imgs in tile_faces(style).items():
-            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
-    return dict(american.synth_faces(seed=4242, per_code=4, bases=bases))
+    return dict(american_scene_faces(4242, tuple(spec.split(":", 1)[1].split("+"))))
 
 
 def enrolled(faces: dict[str, list[Any]], models: Path, root: Path) -> str:

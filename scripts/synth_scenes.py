@@ -175,15 +175,18 @@ def drop_overlaps(quads: list[np.ndarray], w: int, h: int) -> list[np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- scene
-def american_scene_faces(seed: int) -> dict[str, list[np.ndarray]]:
+def american_scene_faces(
+    seed: int, styles: tuple[str, ...] = ("km-traditional", "gnome-smooth")
+) -> dict[str, list[np.ndarray]]:
     """An American set's faces for whole scenes: jokers, flowers, soaps, plain backs and
-    index-numbered number and wind tiles (``vision.american.synth_faces``, four of each) over two
-    artwork styles.  The vision benchmark draws its American scenes with seed 21 + 777; the
-    localiser's training (``--american``) with its run's seed + 1000."""
+    index-numbered number and wind tiles (``vision.american.synth_faces``, four of each) over the
+    artwork ``styles``.  The vision benchmark draws its American scenes with seed 21 + 777; the
+    localiser's training (``--american``) with its run's seed + 1000; ``bench_table --faces
+    american:STYLE`` with 4242; the classifier's ``american-mix`` table pools with 9100 + k."""
     from vision import american
 
     bases: dict[str, list[np.ndarray]] = {}
-    for style in ("km-traditional", "gnome-smooth"):
+    for style in styles:
         for code, imgs in tile_faces(style).items():
             bases.setdefault(code, []).extend(np.array(i) for i in imgs)
     return american.synth_faces(seed=seed, per_code=4, bases=bases)

@@ -57,16 +57,13 @@ def _faces(source: str) -> Faces:
 def _mixed_faces(k: int) -> Faces:
     """American set ``k``: its jokers, flowers, soaps, backs and index numbers drawn over two
     training styles picked with seed ``k`` (never the held-out style)."""
-    from vision import american
-    from vision.artwork import TRAIN_STYLES, tile_faces
+    from scripts.synth_scenes import american_scene_faces
+    from vision.artwork import TRAIN_STYLES
 
     rng = np.random.default_rng(9000 + k)
     bases_styles = [s for s in TRAIN_STYLES if s != "american-synth"]
-    bases: dict[str, list[npt.NDArray[np.uint8]]] = {}
-    for style in rng.choice(bases_styles, size=2, replace=False):
-        for code, imgs in tile_faces(str(style)).items():
-            bases.setdefault(code, []).extend(np.array(i) for i in imgs)
-    return american.synth_faces(seed=9100 + k, per_code=4, bases=bases)
+    styles = tuple(str(s) for s in rng.choice(bases_styles, size=2, replace=False))
+    return american_scene_faces(9100 + k, styles)
 
 
 def jitter_quads(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
