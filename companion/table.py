@@ -284,6 +284,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     if det.probs is not None and len(seen) > 0:
         seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
         readings = rack_readings(seen, doubtful, chows)
+    weak_backs = _weak_backs(det, min_conf)
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -292,7 +293,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
         options.append(ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player,
                                    zone.hand, uncertain, tuple(seen[i].confidence for i in order), readings,
-                                   _weak_backs(det, min_conf)))
+                                   weak_backs))
     return choose(options) if len(options) > 1 else options[0]
 
 
