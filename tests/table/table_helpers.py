@@ -51,6 +51,15 @@ def read(r: RenderedTable, variant: str = "mjm", card: Card | None = CARD, low: 
     return reader.read(r.image, det)
 
 
+def read_at(r: RenderedTable, index: int, conf: float) -> TableObservation:
+    """Read the rendered table with its true detections, tile ``index`` read at ``conf``."""
+    det = r.detections()
+    c = det.confidence.copy()
+    c[index] = conf
+    det = type(det)(det.boxes, det.quads, det.codes, c.astype(np.float32))
+    return TableReader(r.layout, card=CARD).read(r.image, det)
+
+
 def flags_of(obs: TableObservation, kind: str) -> list[str | None]:
     return [f.zone for f in obs.flags if f.kind == kind]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from table_helpers import CARD, exps, flags_of, player, read, table, tile_index
+from table_helpers import CARD, exps, flags_of, player, read, read_at, table, tile_index
 
 from companion.table import TableReader
 from vision.layout import load_layout
@@ -60,33 +60,21 @@ def test_a_fifth_copy_read_short_of_sure_is_not_counted() -> None:
     threshold 0.9) does not make "5 x 3D in view"; read at 0.95 it does."""
     r = table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B")
     disc = tile_index(r, "discards", "3D")
-
-    def flags_at(conf: float) -> list[str | None]:
-        det = r.detections()
-        c = det.confidence.copy()
-        c[disc] = conf
-        det = type(det)(det.boxes, det.quads, det.codes, c.astype(np.float32))
-        return flags_of(TableReader(r.layout, card=CARD).read(r.image, det), "tile_count")
-
-    assert flags_at(0.8) == []
-    assert flags_at(0.95) == ["P1-A"]
+    assert flags_of(read_at(r, disc, 0.8), "tile_count") == []
+    assert flags_of(read_at(r, disc, 0.95), "tile_count") == ["P1-A"]
 
 
 def test_no_copy_count_while_any_tile_of_that_code_reads_weakly() -> None:
-    """Six sure 3 Dots are too many; with a seventh read as a 3 Dot weakly anywhere on the table,
-    the classifier is confusing that code here, and the count is not claimed."""
+    """Seven sure 3 Dots on the racks are too many; with an eighth read as a 3 Dot weakly anywhere on
+    the table, the classifier is confusing that code here, and the count is not claimed."""
     r = table(player("P1", exps("3D 3D 3D 3D"), exps("3D 3D 3D")), discards="3D 2B")
     disc = tile_index(r, "discards", "3D")
 
-    def flags_at(conf: float) -> list[str | None]:
-        det = r.detections()
-        c = det.confidence.copy()
-        c[disc] = conf
-        det = type(det)(det.boxes, det.quads, det.codes, c.astype(np.float32))
-        return [f.message for f in TableReader(r.layout, card=CARD).read(r.image, det).flags if f.kind == "tile_count"]
+    def counts(conf: float) -> list[str]:
+        return [f.message for f in read_at(r, disc, conf).flags if f.kind == "tile_count"]
 
-    assert any("8 x 3D" in m for m in flags_at(0.95))
-    assert not any(" x 3D" in m for m in flags_at(0.8))
+    assert any("8 x 3D" in m for m in counts(0.95))
+    assert not any(" x 3D" in m for m in counts(0.8))
 
 
 def test_player_total_off_the_count() -> None:
