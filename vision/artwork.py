@@ -47,6 +47,9 @@ STYLES: tuple[str, ...] = (
     "ffalt-uni",
     "american-synth",
 )
+FONT_STYLES: tuple[str, ...] = ("font-noto", "font-symbola")
+"""Line-art faces drawn from the Unicode mahjong glyphs of the shared fonts (U+1F000..U+1F02B,
+the joker U+1F02A included); kept out of :data:`STYLES` so that no training default changes."""
 HOLDOUT_STYLE = "xm-dorothys"
 """Never used for training: the enrollment measurement teaches it from one example per class."""
 TRAIN_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s != HOLDOUT_STYLE)
@@ -331,6 +334,51 @@ def _load_american_synth() -> dict[str, list[Image]]:
     return american.synth_faces(seed=1234, per_code=12, bases=bases)
 
 
+# ---------------------------------------------------------------- Unicode glyphs (fonts/, Pillow)
+
+_GLYPH_CODES: tuple[str, ...] = (
+    "E", "S", "W", "N", "RD", "GD", "WD",
+    *(f"{n}C" for n in range(1, 10)),
+    *(f"{n}B" for n in range(1, 10)),
+    *(f"{n}D" for n in range(1, 10)),
+    "FL1", "FL2", "FL4", "FL3",  # plum, orchid, bamboo, chrysanthemum (U+1F022..U+1F025)
+    "SE1", "SE2", "SE3", "SE4",
+    "J",  # U+1F02B, the back, is left out: it draws stripes, where a real back is plain
+)
+_FONT_FILES = {"font-noto": "NotoSansSymbols2-Regular.ttf", "font-symbola": "Symbola_hint.ttf"}
+
+
+def _load_font(style: str) -> dict[str, list[Image]]:
+    """Each glyph drawn large, cut inside the tile outline the glyph draws, on an ivory face (the
+    joker is the glyph's Chinese joker; no back: a table draws its plain backs)."""
+    try:
+        from PIL import Image as PILImage
+        from PIL import ImageDraw, ImageFont
+    except ImportError as exc:  # a training/benchmark style only: the runtime never draws fonts
+        raise ArtworkError(f"style {style!r} needs Pillow (pip install pillow)") from exc
+    path = artwork_dir() / "fonts" / _FONT_FILES[style]
+    try:
+        font = ImageFont.truetype(str(path), 240)
+    except OSError as exc:
+        raise ArtworkError(f"cannot read font {str(path)!r}: {exc}") from exc
+    out: dict[str, list[Image]] = {}
+    for i, code in enumerate(_GLYPH_CODES):
+        canvas = PILImage.new("L", (360, 420), 255)
+        ImageDraw.Draw(canvas).text((180, 210), chr(0x1F000 + i), font=font, fill=0, anchor="mm")
+        ink = np.asarray(canvas, np.uint8)
+        ys, xs = np.nonzero(ink < 128)
+        if len(xs) == 0:
+            raise ArtworkError(f"font {str(path)!r} has no glyph U+{0x1F000 + i:X} ({code})")
+        box = ink[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+        h, w = box.shape
+        inset_y, inset_x = max(2, round(h * 0.05)), max(2, round(w * 0.06))
+        inner = box[inset_y : h - inset_y, inset_x : w - inset_x].astype(np.float32) / 255.0
+        ivory = np.array([214, 236, 246], np.float32)  # BGR
+        face = (inner[:, :, None] * ivory[None, None, :] + (1 - inner[:, :, None]) * 20.0).astype(np.uint8)
+        out[code] = [to_face(face)]
+    return out
+
+
 _LOADERS: dict[str, Callable[[], dict[str, list[Image]]]] = {
     **{f"km-{s}": (lambda s=s: _load_kmahjongg(s)) for s in _KM_SETS},  # type: ignore[misc]
     "gnome-smooth": lambda: _load_gnome("smooth"),
@@ -341,6 +389,7 @@ _LOADERS: dict[str, Callable[[], dict[str, list[Image]]]] = {
     "fluffy-black": lambda: _load_fluffy("Black"),
     "ffalt-uni": _load_ffalt_uni,
     "american-synth": _load_american_synth,
+    **{s: (lambda s=s: _load_font(s)) for s in FONT_STYLES},  # type: ignore[misc]
 }
 
 
@@ -367,7 +416,7 @@ def _load_npz(path: Path) -> dict[str, list[Image]]:
 @cache
 def _style_faces(style: str) -> dict[str, tuple[Image, ...]]:
     if style not in _LOADERS:
-        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES)})")
+        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES + FONT_STYLES)})")
     path = cache_dir() / f"{style}.npz"
     if path.is_file():
         faces = _load_npz(path)

@@ -106,3 +106,22 @@ def test_compose_fits_a_glyph_inside_the_face() -> None:
     assert (xs.max() - xs.min()) < (ys.max() - ys.min()) / 2  # aspect kept
     grey = flatten_alpha(np.zeros((4, 4, 4), np.uint8), (10, 20, 30))
     assert grey[0, 0].tolist() == [10, 20, 30]
+
+
+def test_font_styles_draw_every_glyph_and_stay_out_of_training() -> None:
+    from vision.artwork import FONT_STYLES
+
+    train = {_digest(img) for imgs in tile_faces().values() for img in imgs}
+    for style in FONT_STYLES:
+        assert style not in TRAIN_STYLES and style not in STYLES, style
+        faces = tile_faces(style)
+        # the 34 kinds, 4 flowers, 4 seasons and the joker glyph; no back (the glyph's is striped)
+        assert len(faces) == 43 and "J" in faces and "BK" not in faces, (style, sorted(faces))
+        digests = {code: _digest(imgs[0]) for code, imgs in faces.items()}
+        assert len(set(digests.values())) == 43, f"{style}: two codes drew the same face"
+        assert not set(digests.values()) & train
+        for code, imgs in faces.items():
+            img = imgs[0]
+            assert img.shape == (FACE_H, FACE_W, 3), (style, code)
+            dark = (img.max(axis=2) < 100).mean()
+            assert 0.01 < dark < 0.6, f"{style} {code}: {dark:.1%} ink (the outline cut badly?)"
