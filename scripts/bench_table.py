@@ -19,8 +19,11 @@ hands).  ``oracle`` feeds the renderer's true tile quads and codes instead of th
 measures calibration, zone assignment, grouping and rules, not recognition; ``model`` runs
 ``vision.pipeline.TileRecognizer`` (``auto`` picks it when ``models/*.onnx`` exist).  With the
 models, ``--faces`` draws the tiles in another face style (``american:xm-dorothys``: an American
-set over the artwork style no model trained on), and ``--enroll`` reads with that set enrolled
-from one tile of each, as a player would.
+set over the artwork style no model trained on; ``font-symbola``: the Symbola font's line-art
+glyphs, Chinese joker glyph included, which no model trained on either), and ``--enroll`` reads
+with that set enrolled from one tile of each, as a player would.  The default faces,
+``american-synth``, are the very faces the table classifier trained on: the unseen styles are
+the better guess at a player's own set.
 """
 
 from __future__ import annotations
@@ -311,7 +314,9 @@ def main() -> int:
                     help="the tiles' faces with the models: an artwork style of vision.artwork "
                          "(default american-synth), or american:STYLE[+STYLE] for an American set (jokers, "
                          "flowers, soaps, backs, index numbers; vision.american, seed 4242) drawn over "
-                         "those styles, e.g. american:xm-dorothys, the style no model trained on")
+                         "those styles, e.g. american:xm-dorothys, the style no model trained on; "
+                         "font-noto / font-symbola draw the Unicode glyphs of those fonts (Symbola: no model "
+                         "trained on it)")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")

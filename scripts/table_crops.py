@@ -8,7 +8,9 @@ training artwork style merged (the held-out style :data:`vision.artwork.HOLDOUT_
 the American synthetic style alone, or real photographed tiles from tiles-photos-v4 ``train/``
 (never ``valid/``, which is the benchmark); pools may also draw from ``american-mix``: American
 sets (jokers, flowers, soaps, backs, index numbers; :func:`vision.american.synth_faces`) drawn
-over two training styles picked at random, one of :data:`MIX_SETS` sets per frame.  The renderer's true quads are disturbed the way the
+over two training styles picked at random, one of :data:`MIX_SETS` sets per frame, and from
+``wide-mix``: :data:`WIDE_SETS` sets over one or two training styles or the Noto font's glyphs,
+American three times in four.  The renderer's true quads are disturbed the way the
 localiser's are (turned into the rotated rectangle around the face half the time, scaled
 +-10%, shifted and bent by a few pixels) and cut with :func:`vision.classify.extract_crops` on
 the full frame, exactly as :class:`vision.pipeline.TileRecognizer` does.  Tiles whose code the
@@ -36,6 +38,12 @@ SIZES = ((1280, 720), (1920, 1080))
 SOURCES = ("artwork", "american", "photos")
 MIX_SOURCE = "american-mix"
 MIX_SETS = 12
+WIDE_SOURCE = "wide-mix"
+WIDE_SETS = 24
+WIDE_STYLES = ("font-noto",)
+"""Styles that ``wide-mix`` draws on beside the training styles: the Noto font's line-art glyphs
+(``font-symbola``, the other font, is kept out to measure a line-art set no model saw)."""
+MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE)
 
 
 @cache
@@ -50,7 +58,9 @@ def _faces(source: str) -> Faces:
         return real_crops(per_code=40, split="train")
     if source.startswith(MIX_SOURCE + "/"):
         return _mixed_faces(int(source.split("/", 1)[1]))
-    raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + (MIX_SOURCE,))})")
+    if source.startswith(WIDE_SOURCE + "/"):
+        return _wide_faces(int(source.split("/", 1)[1]))
+    raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
 
 
 @cache
@@ -64,6 +74,35 @@ def _mixed_faces(k: int) -> Faces:
     bases_styles = [s for s in TRAIN_STYLES if s != "american-synth"]
     styles = tuple(str(s) for s in rng.choice(bases_styles, size=2, replace=False))
     return american_scene_faces(9100 + k, styles)
+
+
+def wide_set(k: int) -> tuple[tuple[str, ...], bool]:
+    """Set ``k`` of ``wide-mix``: its one or two styles, of the training styles and
+    :data:`WIDE_STYLES` (never the held-out style, nor ``american-synth``, the benchmark's own
+    faces), and whether it is drawn as an American set (three times in four)."""
+    from vision.artwork import TRAIN_STYLES
+
+    rng = np.random.default_rng(7000 + k)
+    pool = [s for s in TRAIN_STYLES if s != "american-synth"] + list(WIDE_STYLES)
+    styles = tuple(str(s) for s in rng.choice(pool, size=int(rng.integers(1, 3)), replace=False))
+    return styles, bool(rng.random() < 0.75)
+
+
+@cache
+def _wide_faces(k: int) -> Faces:
+    """The faces of :func:`wide_set` ``k``: an American set (jokers, flowers, soaps, backs, index
+    numbers) over its styles, or the styles' own faces (a font's joker is its Chinese joker glyph)."""
+    from scripts.synth_scenes import american_scene_faces
+    from vision.artwork import tile_faces
+
+    styles, american = wide_set(k)
+    if american:
+        return american_scene_faces(7100 + k, styles)
+    out: dict[str, list[np.ndarray]] = {}
+    for style in styles:
+        for code, imgs in tile_faces(style).items():
+            out.setdefault(code, []).extend(imgs)
+    return out
 
 
 def jitter_quads(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
@@ -106,6 +145,8 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
     layout = load_layout("siamese-2")
     if source == MIX_SOURCE:
         source = f"{MIX_SOURCE}/{int(rng.integers(MIX_SETS))}"
+    elif source == WIDE_SOURCE:
+        source = f"{WIDE_SOURCE}/{int(rng.integers(WIDE_SETS))}"
     tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)
@@ -134,8 +175,8 @@ def table_crops(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
     a share ``snap`` of the tiles cut as the table reader cuts them (:func:`snap_jitter`), the
     rest with the photo localiser's error (:func:`jitter_quads`)."""
     for source in sources:
-        if source not in SOURCES + (MIX_SOURCE,):
-            raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + (MIX_SOURCE,))})")
+        if source not in SOURCES + MIX_SOURCES:
+            raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
     jobs = [(seed * 100003 + i, sources[i % len(sources)], snap) for i in range(frames)]
     if workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
@@ -154,7 +195,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show", type=Path, default=None, help="write a grid of the first crops here")
     ap.add_argument("--sources", default=",".join(SOURCES),
-                    help=f"face sources in turn, of {', '.join(SOURCES + (MIX_SOURCE,))} (default: the first three)")
+                    help=f"face sources in turn, of {', '.join(SOURCES + MIX_SOURCES)} (default: the first three)")
     args = ap.parse_args()
     x, y = table_crops(args.seed, args.frames, args.workers, sources=tuple(args.sources.split(",")))
     counts = np.bincount(y, minlength=len(ALL_CODES))

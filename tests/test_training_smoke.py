@@ -69,10 +69,10 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
-               "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix",
+               "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
                "--recolour", "0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
-    # two rendered tables of American sets drawn over training styles, cut as the table reader cuts
+    # two rendered tables of sets drawn over training styles (and the Noto glyphs), cut as the table reader cuts
     assert int(res.stdout.split("from table frames")[0].rsplit("(", 1)[1]) > 20, res.stdout[:800]
     # the train photos whose boxes are the export's 45-degree turns are left out, the rest twice
     dropped = int(res.stdout.split("--drop-loose: ")[1].split()[0])
@@ -183,3 +183,21 @@ def test_recolour_turns_hues_and_keeps_shapes() -> None:
     for o in outs:  # the stick still stands out from the face where it was
         grey = o.astype(int).sum(axis=2)
         assert abs(grey[30, 24] - grey[5, 5]) > 60
+
+
+def test_wide_mix_sets_are_seeded_and_never_the_measured_styles() -> None:
+    """``wide-mix`` table pools draw sets over the training styles and the Noto glyphs, never the
+    held-out style, the benchmark's own faces or the Symbola glyphs (each measured as unseen)."""
+    from scripts import table_crops as tc
+    from vision.artwork import HOLDOUT_STYLE, TRAIN_STYLES
+
+    sets = [tc.wide_set(k) for k in range(tc.WIDE_SETS)]
+    assert sets == [tc.wide_set(k) for k in range(tc.WIDE_SETS)]  # seeded
+    used = {s for styles, _ in sets for s in styles}
+    assert not used & {HOLDOUT_STYLE, "american-synth", "font-symbola"}, used
+    assert used <= set(TRAIN_STYLES) | {"font-noto"} and "font-noto" in used and len(used) >= 8, used
+    assert 0 < sum(am for _, am in sets) < len(sets)  # American sets and the styles' own faces
+    plain = next(k for k, (_, am) in enumerate(sets) if not am)
+    assert "F" not in tc._wide_faces(plain) and "J" in tc._wide_faces(next(k for k, (_, am) in enumerate(sets) if am))
+    x, codes = tc.frame_crops(7, tc.WIDE_SOURCE, 0.7)
+    assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10
