@@ -115,14 +115,16 @@ MAX_READINGS = 64
 is left unjudged (``unreadable``)."""
 
 
-WEAK_FRAME_SHARE = 0.45
+WEAK_FRAME_SHARE = 0.40
 """A frame in which this share of the face-up tiles read weakly (under the reader's minimum
-confidence) is not judged at all: a classifier unsure of half a table is out of its depth (an
+confidence) is not judged at all: a classifier unsure of two tiles in five is out of its depth (an
 unfamiliar tile set, glare, a blurred frame), and its sure readings there are no safer.  On 50
 rendered tables of the held-out artwork style at 1280x720 (tenth session) the two false rule flags
 (a dead hand from three 8 Craks read as 5 Craks, a fifth 6 Dot) came in frames with 0.50 and 0.58
-of the tiles weak; of the tables in the benchmark's own style, no frame with a true flag had over
-0.36."""
+of the tiles weak; in the eleventh session, a Mah Jongg called in error (four red Souths read as
+red dragons at 0.79-0.94) in a frame with 0.41 weak, and with the Noto glyphs a dead hand (two
+1 Craks read as Souths at 0.78-0.80) with 0.44 (0.45 until then).  Of the tables in the
+benchmark's own style, no frame with a true flag had over 0.36."""
 
 WEAK_FRAME_MIN_TILES = 12
 """The share above is taken only in a frame with at least this many face-up tiles."""
@@ -284,7 +286,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     if det.probs is not None and len(seen) > 0:
         seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
         readings = rack_readings(seen, doubtful, chows)
-    weak_backs = _weak_backs(det, min_conf)
+    weak_backs = _weak_backs(det, min_conf, _backs_among_faces(det, centres, perp))
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -306,8 +308,31 @@ def _loose_reading(zone: Zone, det: Detections, min_conf: float) -> ZoneReading:
                        tuple(float(det.confidence[i]) for i in order), weak_backs=_weak_backs(det, min_conf))
 
 
-def _weak_backs(det: Detections, min_conf: float) -> int:
-    return sum(1 for i in range(len(det)) if str(det.codes[i]) == BACK and float(det.confidence[i]) < min_conf)
+def _weak_backs(det: Detections, min_conf: float, doubtful: frozenset[int] = frozenset()) -> int:
+    """Backs that may be phantoms: read weakly, or in ``doubtful`` (:func:`_backs_among_faces`)."""
+    return sum(1 for i in range(len(det))
+               if str(det.codes[i]) == BACK and (float(det.confidence[i]) < min_conf or i in doubtful))
+
+
+def _backs_among_faces(det: Detections, centres: npt.NDArray[np.float32],
+                       perp: npt.NDArray[np.float32]) -> frozenset[int]:
+    """Backs read in a row of face-up tiles (a row, across the rack, holding no fewer face-up
+    tiles than backs).
+
+    A rack's backs stand in their own row; a "back" beside or between the face-up tiles of an
+    exposure row is most likely the gap between two exposures, or the rack past a row's end, that
+    the localiser took for a tile and the classifier for a plain back, however surely (eleventh
+    session: false "player 1 shows 29 tiles" flags at 0.88-0.91).  Such a back still counts, but
+    like a weak one it cannot make a count too many (:func:`companion.table_flags.totals_flags`)."""
+    h = TILE_MM[1]
+    across = centres @ perp
+    backs = np.array([str(c) == BACK for c in det.codes], bool)
+    out = set()
+    for i in np.flatnonzero(backs):
+        row = np.abs(across - across[i]) < 0.5 * h
+        if int((row & ~backs).sum()) >= int((row & backs).sum()):
+            out.add(int(i))
+    return frozenset(out)
 
 
 def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,
