@@ -124,7 +124,7 @@ rendered tables of the held-out artwork style at 1280x720 (tenth session) the tw
 of the tiles weak; in the eleventh session, a Mah Jongg called in error (four red Souths read as
 red dragons at 0.79-0.94) in a frame with 0.41 weak, and with the Noto glyphs a dead hand (two
 1 Craks read as Souths at 0.78-0.80) with 0.44 (0.45 until then).  Of the tables in the
-benchmark's own style, no frame with a true flag had over 0.36."""
+benchmark's own style, no frame with a true flag had over 0.36 (0.33 in the eleventh session)."""
 
 WEAK_FRAME_MIN_TILES = 12
 """The share above is taken only in a frame with at least this many face-up tiles."""
