@@ -50,6 +50,9 @@ STYLES: tuple[str, ...] = (
 FONT_STYLES: tuple[str, ...] = ("font-noto", "font-symbola")
 """Line-art faces drawn from the Unicode mahjong glyphs of the shared fonts (U+1F000..U+1F02B,
 the joker U+1F02A included); kept out of :data:`STYLES` so that no training default changes."""
+EXTRA_STYLES: tuple[str, ...] = ("gnome-postmodern", "xm-gnome")
+"""Two more sets of the shared artwork (GNOME Mahjongg's ``postmodern.svg``, xmahjongg's
+``gnome.gif``, beige and blue), kept out of :data:`STYLES` like the fonts, for the same reason."""
 HOLDOUT_STYLE = "xm-dorothys"
 """Never used for training: the enrollment measurement teaches it from one example per class."""
 TRAIN_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s != HOLDOUT_STYLE)
@@ -253,13 +256,35 @@ _BAMS = [f"{n}B" for n in range(1, 10)]
 _CRAKS = [f"{n}C" for n in range(1, 10)]
 
 
+def _render_svg(svg: Path, height: int) -> npt.NDArray[np.uint8]:
+    """A whole SVG document rendered to BGRA by ``rsvg-convert``."""
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise ArtworkError("rsvg-convert not found (Debian package librsvg2-bin)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "d.png"
+        res = subprocess.run([exe, "-a", "-h", str(height), str(svg), "-o", str(out)],
+                             capture_output=True, timeout=120)
+        img = cv2.imread(str(out), cv2.IMREAD_UNCHANGED) if out.exists() else None
+    if res.returncode != 0 or img is None or img.ndim != 3 or img.shape[2] != 4:
+        raise ArtworkError(f"cannot render {str(svg)!r}: {res.stderr[:200]!r}")
+    return np.asarray(img, np.uint8)
+
+
 def _load_gnome(name: str) -> dict[str, list[Image]]:
-    path = artwork_dir() / "gnome-mahjongg" / f"{name}.png"
-    img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
-    if img is None:
-        raise ArtworkError(f"cannot read {str(path)!r}")
-    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
-    order += ["FL2", "FL3", "FL1", "FL4", "WD", "SE1", "SE2", "SE3", "SE4", ""]
+    """A GNOME Mahjongg sheet: 43 columns, the faces in the top half.  ``postmodern`` (SVG) has
+    its weather tiles (seasons) where ``smooth`` has flowers, and its flowers after the soap."""
+    if name == "postmodern":
+        img = _render_svg(artwork_dir() / "gnome-mahjongg" / "postmodern.svg", 400)
+        tail = ["SE1", "SE2", "SE3", "SE4", "WD", "FL1", "FL2", "FL3", "FL4", ""]
+    else:
+        path = artwork_dir() / "gnome-mahjongg" / f"{name}.png"
+        read = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        if read is None:
+            raise ArtworkError(f"cannot read {str(path)!r}")
+        img = np.asarray(read, np.uint8)
+        tail = ["FL2", "FL3", "FL1", "FL4", "WD", "SE1", "SE2", "SE3", "SE4", ""]
+    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS + tail
     out: dict[str, list[Image]] = {}
     cw = img.shape[1] // 43
     for i, code in enumerate(order):
@@ -280,6 +305,18 @@ def _load_xm_gnome2() -> dict[str, list[Image]]:
     img = _read_gif(artwork_dir() / "xmahjongg" / "gnome2.gif")[:112]
     order = _BAMS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _DOTS
     return _cells(img, 21, 2, order)
+
+
+def _load_xm_gnome() -> dict[str, list[Image]]:
+    """xmahjongg's ``gnome.gif``: the same faces on beige (top two rows) and on blue.  Its four
+    flower characters and its second, dark winds are left out (which code each is, is unsure)."""
+    img = _read_gif(artwork_dir() / "xmahjongg" / "gnome.gif")
+    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
+    order += ["", "", "", "", "WD", "", "", "", ""]
+    out = _cells(img[:112], 21, 2, order)
+    for code, faces in _cells(img[112:224], 21, 2, order).items():
+        out[code].extend(faces)
+    return out
 
 
 def _load_xm_real() -> dict[str, list[Image]]:
@@ -382,6 +419,8 @@ def _load_font(style: str) -> dict[str, list[Image]]:
 _LOADERS: dict[str, Callable[[], dict[str, list[Image]]]] = {
     **{f"km-{s}": (lambda s=s: _load_kmahjongg(s)) for s in _KM_SETS},  # type: ignore[misc]
     "gnome-smooth": lambda: _load_gnome("smooth"),
+    "gnome-postmodern": lambda: _load_gnome("postmodern"),
+    "xm-gnome": _load_xm_gnome,
     "xm-dorothys": _load_xm_dorothys,
     "xm-real": _load_xm_real,
     "xm-gnome2": _load_xm_gnome2,
@@ -416,7 +455,7 @@ def _load_npz(path: Path) -> dict[str, list[Image]]:
 @cache
 def _style_faces(style: str) -> dict[str, tuple[Image, ...]]:
     if style not in _LOADERS:
-        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES + FONT_STYLES)})")
+        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES + FONT_STYLES + EXTRA_STYLES)})")
     path = cache_dir() / f"{style}.npz"
     if path.is_file():
         faces = _load_npz(path)

@@ -125,3 +125,29 @@ def test_font_styles_draw_every_glyph_and_stay_out_of_training() -> None:
             assert img.shape == (FACE_H, FACE_W, 3), (style, code)
             dark = (img.max(axis=2) < 100).mean()
             assert 0.01 < dark < 0.6, f"{style} {code}: {dark:.1%} ink (the outline cut badly?)"
+
+
+def test_extra_styles_cut_their_sheets_right_and_stay_out_of_training() -> None:
+    """GNOME's postmodern sheet and xmahjongg's gnome strip: every code where the sheet has it,
+    each code a face of its own, none a training face, and cut on the tile (not across a seam)."""
+    from vision.artwork import EXTRA_STYLES
+
+    train = {_digest(img) for imgs in tile_faces().values() for img in imgs}
+    sizes = {"gnome-postmodern": 42, "xm-gnome": 34}
+    for style in EXTRA_STYLES:
+        assert style not in TRAIN_STYLES and style not in STYLES, style
+        faces = tile_faces(style)
+        assert len(faces) == sizes[style] and "J" not in faces and "BK" not in faces, (style, sorted(faces))
+        firsts = {code: _digest(imgs[0]) for code, imgs in faces.items()}
+        assert len(set(firsts.values())) == len(faces), f"{style}: two codes drew the same face"
+        assert not {_digest(i) for imgs in faces.values() for i in imgs} & train
+        for code, imgs in faces.items():
+            for img in imgs:
+                assert img.shape == (FACE_H, FACE_W, 3), (style, code)
+                ink = np.abs(img.astype(int) - np.median(img.reshape(-1, 3), axis=0)).max(axis=2) > 40
+                assert 0.05 < ink[20:76, 14:58].mean() < 0.9, f"{style} {code}: nothing drawn mid-face"
+    blue = tile_faces("xm-gnome")["5D"]
+    assert len(blue) == 2 and blue[1][48, 8, 0] > blue[0][48, 8, 0] + 30  # the blue copy is bluer
+    # the postmodern weather tiles are seasons, its golden tiles flowers: they differ in hue
+    pm = tile_faces("gnome-postmodern")
+    assert pm["SE1"][0][20:76, 14:58, 0].mean() > pm["FL1"][0][20:76, 14:58, 0].mean() + 40
