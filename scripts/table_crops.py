@@ -43,7 +43,12 @@ WIDE_SETS = 24
 WIDE_STYLES = ("font-noto",)
 """Styles that ``wide-mix`` draws on beside the training styles: the Noto font's line-art glyphs
 (``font-symbola``, the other font, is kept out to measure a line-art set no model saw)."""
-MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE)
+WIDE2_SOURCE = "wide-mix2"
+WIDE2_SETS = 24
+"""``wide-mix2``: sets like ``wide-mix``'s, half of them over one of
+:data:`vision.artwork.EXTRA_STYLES` (GNOME's postmodern faces, xmahjongg's gnome faces), seeded
+apart from ``wide-mix`` so that its cached pools stay what they were."""
+MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE, WIDE2_SOURCE)
 
 
 @cache
@@ -60,6 +65,8 @@ def _faces(source: str) -> Faces:
         return _mixed_faces(int(source.split("/", 1)[1]))
     if source.startswith(WIDE_SOURCE + "/"):
         return _wide_faces(int(source.split("/", 1)[1]))
+    if source.startswith(WIDE2_SOURCE + "/"):
+        return _wide_faces(int(source.split("/", 1)[1]), second=True)
     raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
 
 
@@ -76,28 +83,37 @@ def _mixed_faces(k: int) -> Faces:
     return american_scene_faces(9100 + k, styles)
 
 
-def wide_set(k: int) -> tuple[tuple[str, ...], bool]:
-    """Set ``k`` of ``wide-mix``: its one or two styles, of the training styles and
-    :data:`WIDE_STYLES` (never the held-out style, nor ``american-synth``, the benchmark's own
-    faces), and whether it is drawn as an American set (three times in four)."""
-    from vision.artwork import TRAIN_STYLES
+def wide_set(k: int, second: bool = False) -> tuple[tuple[str, ...], bool]:
+    """Set ``k`` of ``wide-mix`` (``second``: of ``wide-mix2``): its one or two styles, of the
+    training styles and :data:`WIDE_STYLES` (``wide-mix2``: and :data:`vision.artwork.EXTRA_STYLES`,
+    the first style one of those half the time; never the held-out style, ``font-symbola``, nor
+    ``american-synth``, the benchmark's own faces), and whether it is drawn as an American set
+    (three times in four)."""
+    from vision.artwork import EXTRA_STYLES, TRAIN_STYLES
 
-    rng = np.random.default_rng(7000 + k)
     pool = [s for s in TRAIN_STYLES if s != "american-synth"] + list(WIDE_STYLES)
-    styles = tuple(str(s) for s in rng.choice(pool, size=int(rng.integers(1, 3)), replace=False))
+    if not second:
+        rng = np.random.default_rng(7000 + k)
+        styles = tuple(str(s) for s in rng.choice(pool, size=int(rng.integers(1, 3)), replace=False))
+        return styles, bool(rng.random() < 0.75)
+    rng = np.random.default_rng(7500 + k)
+    pool += list(EXTRA_STYLES)
+    first = str(rng.choice(EXTRA_STYLES if rng.random() < 0.5 else pool))
+    rest = [s for s in pool if s != first]
+    styles = (first,) + tuple(str(s) for s in rng.choice(rest, size=int(rng.integers(0, 2)), replace=False))
     return styles, bool(rng.random() < 0.75)
 
 
 @cache
-def _wide_faces(k: int) -> Faces:
+def _wide_faces(k: int, second: bool = False) -> Faces:
     """The faces of :func:`wide_set` ``k``: an American set (jokers, flowers, soaps, backs, index
     numbers) over its styles, or the styles' own faces (a font's joker is its Chinese joker glyph)."""
     from scripts.synth_scenes import american_scene_faces
     from vision.artwork import tile_faces
 
-    styles, american = wide_set(k)
+    styles, american = wide_set(k, second)
     if american:
-        return american_scene_faces(7100 + k, styles)
+        return american_scene_faces((7600 if second else 7100) + k, styles)
     out: dict[str, list[np.ndarray]] = {}
     for style in styles:
         for code, imgs in tile_faces(style).items():
@@ -147,6 +163,8 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
         source = f"{MIX_SOURCE}/{int(rng.integers(MIX_SETS))}"
     elif source == WIDE_SOURCE:
         source = f"{WIDE_SOURCE}/{int(rng.integers(WIDE_SETS))}"
+    elif source == WIDE2_SOURCE:
+        source = f"{WIDE2_SOURCE}/{int(rng.integers(WIDE2_SETS))}"
     tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)

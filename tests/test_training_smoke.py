@@ -201,3 +201,18 @@ def test_wide_mix_sets_are_seeded_and_never_the_measured_styles() -> None:
     assert "F" not in tc._wide_faces(plain) and "J" in tc._wide_faces(next(k for k, (_, am) in enumerate(sets) if am))
     x, codes = tc.frame_crops(7, tc.WIDE_SOURCE, 0.7)
     assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10
+
+
+def test_wide_mix2_leaves_wide_mix_alone_and_draws_the_extra_styles() -> None:
+    from scripts import table_crops as tc
+    from vision.artwork import EXTRA_STYLES, HOLDOUT_STYLE, TRAIN_STYLES
+
+    sets = [tc.wide_set(k, second=True) for k in range(tc.WIDE2_SETS)]
+    assert sets == [tc.wide_set(k, second=True) for k in range(tc.WIDE2_SETS)]  # seeded
+    assert sets != [tc.wide_set(k) for k in range(tc.WIDE2_SETS)]
+    used = {s for styles, _ in sets for s in styles}
+    assert not used & {HOLDOUT_STYLE, "american-synth", "font-symbola"}, used
+    assert set(EXTRA_STYLES) <= used <= set(TRAIN_STYLES) | {"font-noto"} | set(EXTRA_STYLES), used
+    assert sum(any(s in EXTRA_STYLES for s in styles) for styles, _ in sets) >= len(sets) // 2
+    x, codes = tc.frame_crops(7, tc.WIDE2_SOURCE, 0.7)
+    assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10
