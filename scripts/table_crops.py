@@ -10,7 +10,8 @@ the American synthetic style alone, or real photographed tiles from tiles-photos
 sets (jokers, flowers, soaps, backs, index numbers; :func:`vision.american.synth_faces`) drawn
 over two training styles picked at random, one of :data:`MIX_SETS` sets per frame, and from
 ``wide-mix``: :data:`WIDE_SETS` sets over one or two training styles or the Noto font's glyphs,
-American three times in four.  The renderer's true quads are disturbed the way the
+American three times in four, and ``wide-mix2``: the same with half its sets over one of
+:data:`vision.artwork.EXTRA_STYLES`.  The renderer's true quads are disturbed the way the
 localiser's are (turned into the rotated rectangle around the face half the time, scaled
 +-10%, shifted and bent by a few pixels) and cut with :func:`vision.classify.extract_crops` on
 the full frame, exactly as :class:`vision.pipeline.TileRecognizer` does.  Tiles whose code the
