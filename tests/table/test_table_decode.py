@@ -234,3 +234,35 @@ def test_a_sure_back_in_a_face_up_row_makes_no_count_too_many(where: str) -> Non
     obs = TableReader(r.layout, card=CARD).read(r.image, more)
     assert obs.zones["P1-A"].face_down + obs.zones["P1-B"].face_down + 6 == 29
     assert flags_of(obs, "tile_count") == ([] if where != "backs" else ["P1-A"])
+
+
+@pytest.mark.parametrize("cos", [0.99, 0.93])
+def test_a_back_unlike_the_others_makes_no_count_too_many(cos: float) -> None:
+    """A 29th tile read surely as a back at the end of the backs' row is a "too many" when it looks
+    like the other backs (its embedding near theirs); looking unlike them (a cosine under
+    BACK_LIKENESS: the bare rack, a misread face) it is still counted but makes no count."""
+    r = table(player("P1", exps("8C 8C 8C", "N N N"), total=28))
+    det = r.detections()
+    rng = np.random.default_rng(3)
+    backs = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "BK"]
+    end = max(backs, key=lambda i: det.quads[i][:, 0].mean())
+    quad = det.quads[end] + (det.quads[end][1] - det.quads[end][0])
+    box = np.concatenate([quad.min(axis=0), quad.max(axis=0)])
+    back = rng.normal(size=32)
+    back /= np.linalg.norm(back)
+    emb = rng.normal(size=(len(det) + 1, 32))
+    for i in [i for i, c in enumerate(det.codes) if c == "BK"]:
+        emb[i] = back + rng.normal(scale=0.02, size=32)
+    side = rng.normal(size=32)
+    side -= (side @ back) * back
+    side /= np.linalg.norm(side)
+    emb[-1] = cos * back + np.sqrt(1 - cos**2) * side
+    more = type(det)(np.vstack([det.boxes, box[None]]).astype(np.float32),
+                     np.concatenate([det.quads, quad[None]]).astype(np.float32),
+                     np.append(det.codes, "BK"), np.append(det.confidence, 0.95).astype(np.float32),
+                     emb.astype(np.float32))
+    obs = TableReader(r.layout, card=CARD).read(r.image, more)
+    assert obs.zones["P1-A"].face_down + obs.zones["P1-B"].face_down + 6 == 29
+    alike = cos > 0.98
+    assert sum(obs.zones[z].weak_backs for z in ("P1-A", "P1-B")) == (0 if alike else 1)
+    assert flags_of(obs, "tile_count") == (["P1-A"] if alike else [])
