@@ -134,8 +134,10 @@ BACK_LIKENESS = 0.96
 backs is in doubt (:func:`_unlike_backs`).  Every back of a set is the same tile, so backs look
 alike; a phantom (the bare rack past a row's end, a gap, a misread face) reads as a back surely
 enough but looks unlike the real ones.  On 50 rendered tables at 1280x720 and 1920x1080 of four
-face sets (twelfth session), real backs had a cosine of 0.955 or more to the others in all
-but 7 of 11,582 (median 0.99); of 47 phantom backs, 41 fell under 0.96."""
+face sets (twelfth session, the eleventh session's table classifier), real backs had a cosine of
+0.955 or more to the others in all but 10 of 10,134 (median 0.99); of 47 phantom backs, 41 fell
+under 0.96.  With the twelfth session's classifier (two of the sets): 30 of 5,788 real backs and
+24 of 34 phantoms under 0.96."""
 
 BACK_LIKENESS_MIN = 3
 """:func:`_unlike_backs` judges only in a frame with at least this many backs."""
@@ -149,7 +151,16 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
                  chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run]]:
     """Each touching run of a rack read jointly (:func:`companion.table_decode.read_run`);
     also, for each run holding a tile read below ``min_conf``, the run's plausible readings
-    (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate)."""
+    (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate).
+
+    The joint reading lifts a weak tile's confidence when its neighbours agree; it may not lift
+    it over ``min_conf`` when the run's own evidence is weak too (the mean of each natural
+    tile's own probability for its code under ``min_conf``): then the tile keeps that mean.  The tiles of
+    one exposure are one face under one light, so they are misread alike; the chain counts them
+    as several witnesses.  Twelfth session: four 6 Bams of an enrolled unfamiliar set, each read
+    9 Bam at 0.49-0.71 (6 Bam 0.24-0.44), came out of the chain at 0.78-0.83 and made a Mah
+    Jongg "in error" (1920x1080, `bench_table --faces american:xm-dorothys --enroll`); with the
+    new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them."""
     out = list(seen)
     doubtful: list[Run] = []
     for row in order_rows(seen):
@@ -157,7 +168,13 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
         # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
         for run in touching_runs(seen, row):
             reading = read_run(probs[run], classes, jokers=jokers, chows=chows)
-            for i, code, c in zip(run, reading.codes, reading.confidence, strict=True):
+            own = [float(probs[i, classes.index(code)]) if code in classes else 0.0
+                   for i, code in zip(run, reading.codes, strict=True)]
+            kind = [o for o, code in zip(own, reading.codes, strict=True) if code != JOKER]
+            whole = float(np.mean(kind)) if kind else 1.0  # a sure joker says nothing of the kind
+            for k, (i, code, c) in enumerate(zip(run, reading.codes, reading.confidence, strict=True)):
+                if whole < min_conf and own[k] < min_conf:  # the run as a whole is unsure of it too
+                    c = min(c, whole)
                 out[i] = replace(seen[i], code=code, confidence=c)
             if min(reading.confidence) < min_conf:
                 doubtful.append((list(run), plausible_readings(reading)))
