@@ -155,9 +155,10 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
 
     The joint reading lifts a weak tile's confidence when its neighbours agree; it may not lift
     it over ``min_conf`` when the run's own evidence is weak too (the mean of each natural
-    tile's own probability for its code under ``min_conf``): then the tile keeps that mean.  The tiles of
-    one exposure are one face under one light, so they are misread alike; the chain counts them
-    as several witnesses.  Twelfth session: four 6 Bams of an enrolled unfamiliar set, each read
+    tile's own probability for its code under ``min_conf``): then the tile keeps that mean, and
+    the run's plausible readings are weighed like any doubtful run's.  The tiles of one exposure
+    are one face under one light, so they are misread alike; the chain counts them as several
+    witnesses.  Twelfth session: four 6 Bams of an enrolled unfamiliar set, each read
     9 Bam at 0.49-0.71 (6 Bam 0.24-0.44), came out of the chain at 0.78-0.83 and made a Mah
     Jongg "in error" (1920x1080, `bench_table --faces american:xm-dorothys --enroll`); with the
     new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them."""
@@ -168,15 +169,14 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
         # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
         for run in touching_runs(seen, row):
             reading = read_run(probs[run], classes, jokers=jokers, chows=chows)
-            own = [float(probs[i, classes.index(code)]) if code in classes else 0.0
-                   for i, code in zip(run, reading.codes, strict=True)]
+            own = [float(probs[i, classes.index(code)]) for i, code in zip(run, reading.codes, strict=True)]
             kind = [o for o, code in zip(own, reading.codes, strict=True) if code != JOKER]
             whole = float(np.mean(kind)) if kind else 1.0  # a sure joker says nothing of the kind
-            for k, (i, code, c) in enumerate(zip(run, reading.codes, reading.confidence, strict=True)):
-                if whole < min_conf and own[k] < min_conf:  # the run as a whole is unsure of it too
-                    c = min(c, whole)
+            conf = [min(c, whole) if whole < min_conf and o < min_conf else c  # the run is unsure of it too
+                    for c, o in zip(reading.confidence, own, strict=True)]
+            for i, code, c in zip(run, reading.codes, conf, strict=True):
                 out[i] = replace(seen[i], code=code, confidence=c)
-            if min(reading.confidence) < min_conf:
+            if min(conf) < min_conf:
                 doubtful.append((list(run), plausible_readings(reading)))
     return out, doubtful
 

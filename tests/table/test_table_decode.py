@@ -272,12 +272,13 @@ def test_a_back_unlike_the_others_makes_no_count_too_many(cos: float) -> None:
 def test_a_run_whose_own_evidence_is_weak_is_not_made_sure_by_its_neighbours(east: float, called: bool) -> None:
     """P1-B's pung of 5 Dots (a live hand) reads as East, a dead one, on every tile alike.  At
     0.66 a tile the joint reading of three such tiles is over the minimum confidence (the chain
-    counts three witnesses where there is one face misread three times); the tiles stay uncertain
-    and the rack is not judged.  Read as East at 0.92 a tile, the dead call stands."""
+    counts three witnesses where there is one face misread three times); the tiles stay uncertain,
+    the run's plausible readings (the live 5 Dots among them) are weighed, and the rack is not
+    judged.  Read as East at 0.92 a tile, the dead call stands."""
     from companion.table_decode import read_run
 
     assert [not rack_viability(CARD, [[c] * 3]).dead for c in ("5D", "E")] == [True, False]
-    row = {"E": east, "5D": (1 - east) * 0.98}
+    row = {"E": east, "5D": 1 - east}
     joint = read_run(probs(*[row] * 3), CLASSES)
     assert joint.codes == ["E"] * 3 and min(joint.confidence) >= MIN_CONFIDENCE  # the chain alone is sure
     r = table(player("P1", exps("8C 8C J"), exps("5D 5D 5D")))
@@ -289,3 +290,4 @@ def test_a_run_whose_own_evidence_is_weak_is_not_made_sure_by_its_neighbours(eas
     else:
         assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
         assert len(z.uncertain) == 3 and max(z.confidence) < MIN_CONFIDENCE
+        assert exps("5D 5D 5D") in z.readings  # weighed like any doubtful run: the live reading is seen
