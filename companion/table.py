@@ -130,14 +130,14 @@ WEAK_FRAME_MIN_TILES = 12
 """The share above is taken only in a frame with at least this many face-up tiles."""
 
 BACK_LIKENESS = 0.96
-"""A back whose classifier embedding has a cosine under this to the median of the frame's other
+"""A back whose classifier embedding has a cosine under this to the median of the frame's
 backs is in doubt (:func:`_unlike_backs`).  Every back of a set is the same tile, so backs look
 alike; a phantom (the bare rack past a row's end, a gap, a misread face) reads as a back surely
-enough but looks unlike the real ones.  On 50 rendered tables at 1280x720 and 1920x1080 of four
-face sets (twelfth session, the eleventh session's table classifier), real backs had a cosine of
-0.955 or more to the others in all but 10 of 10,134 (median 0.99); of 47 phantom backs, 41 fell
-under 0.96.  With the twelfth session's classifier (two of the sets): 30 of 5,788 real backs and
-24 of 34 phantoms under 0.96."""
+enough but looks unlike the real ones.  On 50 rendered tables at 1280x720 and 1920x1080
+(twelfth session), with the committed table classifier, `km-jade` and `american-synth` faces: 23
+of 5,788 real backs and 24 of 34 phantoms under 0.96.  With the eleventh session's classifier
+and four face sets (each back against the median of the others), all but 10 of 10,134 real
+backs had 0.955 or more (median 0.99), and 41 of 47 phantoms fell under 0.96."""
 
 BACK_LIKENESS_MIN = 3
 """:func:`_unlike_backs` judges only in a frame with at least this many backs."""
@@ -305,7 +305,6 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     axis, perp = layout.reading_axes(zone)
     keep = _thin(centres @ axis, centres @ perp, det.confidence if weight is None else weight)
     det, centres, quads = det[keep], centres[keep], quads[keep]
-    odd = frozenset(int(i) for i in np.flatnonzero(unlike[keep])) if unlike is not None else frozenset()
     up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
     seen = [
         SeenTile(str(det.codes[i]), float(centres[i] @ axis), float(centres[i] @ perp),
@@ -316,7 +315,8 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     if det.probs is not None and len(seen) > 0:
         seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
         readings = rack_readings(seen, doubtful, chows)
-    weak_backs = _weak_backs(det, min_conf, _backs_among_faces(det, centres, perp) | odd)
+    doubt = _backs_among_faces(det, centres, perp)
+    weak_backs = _weak_backs(det, min_conf, doubt if unlike is None else doubt | unlike[keep])
     options = []
     for groups in grouping_options(seen, chows=chows):
         order = [i for g in groups for i in g]
@@ -336,14 +336,12 @@ def _loose_reading(zone: Zone, det: Detections, min_conf: float,
     tiles = tuple(str(det.codes[i]) for i in order)
     uncertain = tuple(k for k, i in enumerate(order) if float(det.confidence[i]) < min_conf)
     return ZoneReading(zone.name, zone.kind, tiles, (), len(det) - len(up), zone.player, zone.hand, uncertain,
-                       tuple(float(det.confidence[i]) for i in order),
-                       weak_backs=_weak_backs(det, min_conf, frozenset(int(i) for i in np.flatnonzero(unlike))
-                                              if unlike is not None else frozenset()))
+                       tuple(float(det.confidence[i]) for i in order), weak_backs=_weak_backs(det, min_conf, unlike))
 
 
 def _unlike_backs(det: Detections) -> npt.NDArray[np.bool_]:
     """Per detection, True for a back that looks unlike the frame's other backs (its embedding's
-    cosine to their median under :data:`BACK_LIKENESS`); all False without embeddings or with
+    cosine to the backs' median under :data:`BACK_LIKENESS`); all False without embeddings or with
     fewer than :data:`BACK_LIKENESS_MIN` backs.  Such a back still counts, but like a weak one it
     cannot make a count too many."""
     out = np.zeros(len(det), bool)
@@ -352,23 +350,23 @@ def _unlike_backs(det: Detections) -> npt.NDArray[np.bool_]:
         return out
     e = np.asarray(det.embeddings, np.float64)[backs]
     e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
-    for k, i in enumerate(backs):
-        med = np.median(np.delete(e, k, axis=0), axis=0)
-        cos = float(e[k] @ med) / max(float(np.linalg.norm(med)), 1e-12)
-        out[i] = cos < BACK_LIKENESS
+    med = np.median(e, axis=0)  # with 3 or more backs, one phantom hardly moves it
+    out[backs] = e @ med / max(float(np.linalg.norm(med)), 1e-12) < BACK_LIKENESS
     return out
 
 
-def _weak_backs(det: Detections, min_conf: float, doubtful: frozenset[int] = frozenset()) -> int:
-    """Backs that may be phantoms: read weakly, or in ``doubtful`` (:func:`_backs_among_faces`,
-    :func:`_unlike_backs`)."""
-    return sum(1 for i in range(len(det))
-               if str(det.codes[i]) == BACK and (float(det.confidence[i]) < min_conf or i in doubtful))
+def _weak_backs(det: Detections, min_conf: float, doubtful: npt.NDArray[np.bool_] | None = None) -> int:
+    """Backs that may be phantoms: read weakly, or marked in ``doubtful`` (per detection:
+    :func:`_backs_among_faces`, :func:`_unlike_backs`)."""
+    weak = np.asarray(det.confidence) < min_conf
+    if doubtful is not None:
+        weak = weak | doubtful
+    return int(sum(1 for i in np.flatnonzero(weak) if str(det.codes[i]) == BACK))
 
 
 def _backs_among_faces(det: Detections, centres: npt.NDArray[np.float32],
-                       perp: npt.NDArray[np.float32]) -> frozenset[int]:
-    """Backs read in a row of face-up tiles (a row, across the rack, holding no fewer face-up
+                       perp: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Per detection, True for a back read in a row of face-up tiles (a row, across the rack, holding no fewer face-up
     tiles than backs).
 
     A rack's backs stand in their own row; a "back" beside or between the face-up tiles of an
@@ -379,12 +377,11 @@ def _backs_among_faces(det: Detections, centres: npt.NDArray[np.float32],
     h = TILE_MM[1]
     across = centres @ perp
     backs = np.array([str(c) == BACK for c in det.codes], bool)
-    out = set()
+    out = np.zeros(len(det), bool)
     for i in np.flatnonzero(backs):
         row = np.abs(across - across[i]) < 0.5 * h
-        if int((row & ~backs).sum()) >= int((row & backs).sum()):
-            out.add(int(i))
-    return frozenset(out)
+        out[i] = int((row & ~backs).sum()) >= int((row & backs).sum())
+    return out
 
 
 def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,

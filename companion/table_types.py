@@ -40,8 +40,9 @@ class ZoneReading:
     # every plausible grouping of a rack that holds uncertain tiles (each uncertain tile read as
     # each of its plausible codes); empty when there are none, or too many to judge
     readings: tuple[tuple[tuple[str, ...], ...], ...] = field(default=(), compare=False)
-    # backs (of ``face_down``) that may be phantoms, read with low confidence or in a row of
-    # face-up tiles: a "too many" count that hangs on them is not judged
+    # backs (of ``face_down``) that may be phantoms, read with low confidence, in a row of
+    # face-up tiles or unlike the frame's other backs: a "too many" count that hangs on them is
+    # not judged
     weak_backs: int = field(default=0, compare=False)
 
 
