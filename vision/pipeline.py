@@ -339,14 +339,27 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
     the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`;
     ``small``: the share of the jittered copies shrunk to table size, as for the table reader's
-    classifier, :data:`vision.enroll.TABLE_SMALL`)."""
+    classifier, :data:`vision.enroll.TABLE_SMALL`).  A set the classifier already reads well on
+    its own (:func:`vision.tileset.base_agreement`) has its prototypes weighed less
+    (:func:`vision.tileset.set_weight`): enrolling a set the model knows must not read it worse."""
     from vision.runtime import sha256_of
-    from vision.tileset import TileSetPrototypes, for_classifier, load_tileset, stored_crops
-
-    tileset = for_classifier(
-        load_tileset(name), classifier, sha256_of(classifier.path), stored_crops(name), small=small
+    from vision.tileset import (
+        TileSetPrototypes,
+        base_agreement,
+        for_classifier,
+        load_tileset,
+        set_weight,
+        stored_crops,
     )
-    return TileSetPrototypes(tileset, classifier.classes)
+
+    crops = stored_crops(name)
+    tileset = for_classifier(load_tileset(name), classifier, sha256_of(classifier.path), crops, small=small)
+    agreement = None
+    if crops is not None and len(crops) == len(tileset.codes):
+        agreement = base_agreement(tileset, classifier, crops, small=small)
+    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement))
+    refiner.agreement = agreement
+    return refiner
 
 
 def _ms(t0: float) -> float:

@@ -160,6 +160,44 @@ def list_tilesets(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in base.glob("*/tileset.json") for p in [p.parent])
 
 
+BASE_WEIGHT = 0.3
+"""The base classifier's weight in the fusion of an enrolled set's reading (the prototypes' is the
+rest)."""
+
+KNOWN_SET_AGREEMENT = 0.95
+"""A set whose jittered enrolled copies the base classifier alone reads as their own codes this
+often is one it already knows (a style it trained on): its prototypes are then weighed less
+(:data:`KNOWN_SET_WEIGHT` instead of :data:`BASE_WEIGHT`).  Thirteenth session, the table classifier on the ``american`` layout's
+copies (all shrunk to table size): ``american-synth`` 0.997 and ``km-jade`` 0.983 (styles it
+trained on), ``font-symbola`` 0.851 and ``xm-dorothys`` 0.764 (never trained on)."""
+
+KNOWN_SET_WEIGHT = 0.85
+"""The base classifier's weight in the fusion for a set it already knows.  An American set over
+``km-jade`` enrolled at 0.3 read 50 rendered tables' exposures worse than not enrolled (65.1 /
+78.0 % at 1280x720 / 1920x1080 against 75.7 / 84.5 %); at 0.5 69.8 / 80.9 %, at 0.7 73.6 / 84.2 %
+(one false ``tile_count``), at 0.85 75.7 / 84.8 % with no false flag.  One weight for every set
+will not do: 0.7 read the never-seen ``xm-dorothys`` 64.2 / 76.8 % against 70.4 / 83.3 % at 0.3,
+with a false dead-hand call (``bench_table --faces american:STYLE --enroll``, thirteenth session)."""
+
+
+def base_agreement(tileset: TileSet, classifier: Any, crops: npt.NDArray[np.uint8], small: float = 0.0) -> float:
+    """The share of the enrolled crops' jittered copies (:func:`vision.enroll.augment_crops`,
+    ``small`` of them shrunk to table size) that ``classifier`` alone reads as their own code
+    within the set (flowers and seasons as ``F`` under an American set)."""
+    from vision.enroll import AUGMENT, augment_crops
+
+    refiner = TileSetPrototypes(tileset, list(classifier.classes))
+    p = refiner.base_probs(classifier.run(augment_crops(crops, AUGMENT, small=small)).probs)
+    p[:, ~refiner.mask] = 0.0
+    return float(np.mean(p.argmax(axis=1) == np.repeat(refiner.proto_class, AUGMENT)))
+
+
+def set_weight(agreement: float | None) -> float:
+    """The base classifier's weight in the fusion for a set read ``agreement`` of the time by the
+    base alone (:func:`base_agreement`; None when the set's crops are gone)."""
+    return KNOWN_SET_WEIGHT if agreement is not None and agreement >= KNOWN_SET_AGREEMENT else BASE_WEIGHT
+
+
 class TileSetPrototypes:
     """Fuse base probabilities with nearest-prototype probabilities for one enrolled set.
 
@@ -172,13 +210,14 @@ class TileSetPrototypes:
         self,
         tileset: TileSet,
         classes: list[str],
-        weight: float = 0.3,
+        weight: float = BASE_WEIGHT,
         scale: float = 16.0,
         allowed: list[str] | None = None,
     ) -> None:
         self.tileset = tileset
         self.classes = list(classes)
         self.weight = weight
+        self.agreement: float | None = None  # base_agreement, when the loader measured it
         self.scale = scale
         allowed_set = set(allowed) if allowed is not None else set(tileset.codes) | {BACK}
         self.mask = np.array([c in allowed_set for c in self.classes])

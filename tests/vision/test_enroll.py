@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from companion.cli import main
-from vision.artwork import HOLDOUT_STYLE, tile_faces
+from vision.artwork import HOLDOUT_STYLE, TRAIN_STYLES, tile_faces
 from vision.classify import DEFAULT_MODEL, TileClassifier, extract_crops
 from vision.enroll import (
     TABLE_SMALL,
@@ -187,3 +187,28 @@ def test_small_copies_look_like_far_tiles() -> None:
         return float(np.mean([np.abs(cv2.Laplacian(cv2.cvtColor(c, cv2.COLOR_BGR2GRAY), cv2.CV_32F)).mean() for c in x]))
 
     assert edges(tiny) < 0.6 * edges(plain)
+
+
+def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enrolling a style the classifiers trained on must not read it worse: the recogniser
+    measures how well the base classifier alone reads the set's jittered copies and weighs its
+    prototypes less when it does (KNOWN_SET_WEIGHT); a style no model saw keeps BASE_WEIGHT."""
+    from vision.pipeline import TileRecognizer
+    from vision.tileset import BASE_WEIGHT, KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT, set_weight
+
+    root = tmp_path / "sets"
+    for name, style in (("known", TRAIN_STYLES[0]), ("unseen", HOLDOUT_STYLE)):
+        faces = {c: v[0] for c, v in tile_faces(style).items()}
+        image, _ = grid_photo(faces, "chinese", np.random.default_rng(3))
+        cv2.imwrite(str(tmp_path / f"{name}.png"), image)
+        args = ["enroll", "--name", name, str(tmp_path / f"{name}.png"), "--layout", "chinese", "--root", str(root)]
+        assert main([*args, "--model", str(DEFAULT_MODEL)]) == 0
+    monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
+    known, unseen = TileRecognizer(tileset="known"), TileRecognizer(tileset="unseen")
+    for refiner in (known.prototypes, known.table_prototypes):
+        assert refiner.agreement >= KNOWN_SET_AGREEMENT and refiner.weight == KNOWN_SET_WEIGHT
+    for refiner in (unseen.prototypes, unseen.table_prototypes):
+        assert refiner.agreement < KNOWN_SET_AGREEMENT and refiner.weight == BASE_WEIGHT
+    assert set_weight(None) == BASE_WEIGHT  # crops gone: nothing measured, the usual weight
