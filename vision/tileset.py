@@ -167,9 +167,11 @@ rest)."""
 KNOWN_SET_AGREEMENT = 0.95
 """A set whose jittered enrolled copies the base classifier alone reads as their own codes this
 often is one it already knows (a style it trained on): its prototypes are then weighed less
-(:data:`KNOWN_SET_WEIGHT` instead of :data:`BASE_WEIGHT`).  Thirteenth session, the table classifier on the ``american`` layout's
-copies (all shrunk to table size): ``american-synth`` 0.997 and ``km-jade`` 0.983 (styles it
-trained on), ``font-symbola`` 0.851 and ``xm-dorothys`` 0.764 (never trained on)."""
+(:data:`KNOWN_SET_WEIGHT` instead of :data:`BASE_WEIGHT`).  Thirteenth session, the table
+classifier on American sets' copies, every copy shrunk to table size (the loader shrinks half of
+them, :data:`vision.enroll.TABLE_SMALL`, so it reads them at least as well): ``american-synth``
+0.997 and ``km-jade`` 0.983 (styles it trained on), ``font-symbola`` 0.851 and ``xm-dorothys``
+0.764 (never trained on); the full-size crops themselves 1.0, 1.0, 0.892 and 0.865."""
 
 KNOWN_SET_WEIGHT = 0.85
 """The base classifier's weight in the fusion for a set it already knows.  An American set over
