@@ -353,9 +353,12 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     )
 
     crops = stored_crops(name)
-    tileset = for_classifier(load_tileset(name), classifier, sha256_of(classifier.path), crops, small=small)
+    stored = load_tileset(name)
+    tileset = for_classifier(stored, classifier, sha256_of(classifier.path), crops, small=small)
     agreement = None
-    if crops is not None and len(crops) == len(tileset.codes):
+    if tileset is not stored:  # embedded again just now: its copies were read then
+        agreement = float(tileset.meta["copies_agreement"])
+    elif crops is not None and len(crops) == len(tileset.codes):
         agreement = base_agreement(tileset, classifier, crops, small=small)
     refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement))
     refiner.agreement = agreement
