@@ -11,7 +11,8 @@ sets (jokers, flowers, soaps, backs, index numbers; :func:`vision.american.synth
 over two training styles picked at random, one of :data:`MIX_SETS` sets per frame, and from
 ``wide-mix``: :data:`WIDE_SETS` sets over one or two training styles or the Noto font's glyphs,
 American three times in four, and ``wide-mix2``: the same with half its sets over one of
-:data:`vision.artwork.EXTRA_STYLES`.  The renderer's true quads are disturbed the way the
+:data:`vision.artwork.EXTRA_STYLES`, and ``wide-mix3``: with xmahjongg's American-labelled
+``xm-dorwhite`` and the Unifont glyphs besides.  The renderer's true quads are disturbed the way the
 localiser's are (turned into the rotated rectangle around the face half the time, scaled
 +-10%, shifted and bent by a few pixels) and cut with :func:`vision.classify.extract_crops` on
 the full frame, exactly as :class:`vision.pipeline.TileRecognizer` does.  Tiles whose code the
@@ -49,7 +50,13 @@ WIDE2_SETS = 24
 """``wide-mix2``: sets like ``wide-mix``'s, half of them over one of
 :data:`vision.artwork.EXTRA_STYLES` (GNOME's postmodern faces, xmahjongg's gnome faces), seeded
 apart from ``wide-mix`` so that its cached pools stay what they were."""
-MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE, WIDE2_SOURCE)
+WIDE3_SOURCE = "wide-mix3"
+WIDE3_SETS = 24
+WIDE3_STYLES = ("xm-dorwhite", "font-unifont")
+"""``wide-mix3``: sets like ``wide-mix2``'s, the first style xmahjongg's American-labelled
+``xm-dorwhite`` (:data:`vision.artwork.AMERICAN_STYLES`) 40 % of the time and the Unifont glyphs
+15 %; seeded apart from the other pools."""
+MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE, WIDE2_SOURCE, WIDE3_SOURCE)
 
 
 @cache
@@ -68,6 +75,8 @@ def _faces(source: str) -> Faces:
         return _wide_faces(int(source.split("/", 1)[1]))
     if source.startswith(WIDE2_SOURCE + "/"):
         return _wide_faces(int(source.split("/", 1)[1]), second=True)
+    if source.startswith(WIDE3_SOURCE + "/"):
+        return _wide_faces(int(source.split("/", 1)[1]), third=True)
     raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
 
 
@@ -84,15 +93,24 @@ def _mixed_faces(k: int) -> Faces:
     return american_scene_faces(9100 + k, styles)
 
 
-def wide_set(k: int, second: bool = False) -> tuple[tuple[str, ...], bool]:
-    """Set ``k`` of ``wide-mix`` (``second``: of ``wide-mix2``): its one or two styles, of the
-    training styles and :data:`WIDE_STYLES` (``wide-mix2``: and :data:`vision.artwork.EXTRA_STYLES`,
-    the first style one of those half the time; never the held-out style, ``font-symbola``, nor
-    ``american-synth``, the benchmark's own faces), and whether it is drawn as an American set
-    (three times in four)."""
+def wide_set(k: int, second: bool = False, third: bool = False) -> tuple[tuple[str, ...], bool]:
+    """Set ``k`` of ``wide-mix`` (``second``: of ``wide-mix2``, ``third``: of ``wide-mix3``): its
+    one or two styles, of the training styles and :data:`WIDE_STYLES` (``wide-mix2``: and
+    :data:`vision.artwork.EXTRA_STYLES`, the first style one of those half the time; ``wide-mix3``:
+    and :data:`WIDE3_STYLES`, the first ``xm-dorwhite`` 40 % and ``font-unifont`` 15 % of the
+    time; never the held-out style, ``font-symbola``, nor ``american-synth``, the benchmark's own
+    faces), and whether it is drawn as an American set (three times in four)."""
     from vision.artwork import EXTRA_STYLES, TRAIN_STYLES
 
     pool = [s for s in TRAIN_STYLES if s != "american-synth"] + list(WIDE_STYLES)
+    if third:
+        rng = np.random.default_rng(8500 + k)
+        pool += list(EXTRA_STYLES) + list(WIDE3_STYLES)
+        u = rng.random()
+        first = WIDE3_STYLES[0] if u < 0.4 else WIDE3_STYLES[1] if u < 0.55 else str(rng.choice(pool))
+        rest = [s for s in pool if s != first]
+        styles = (first,) + tuple(str(s) for s in rng.choice(rest, size=int(rng.integers(0, 2)), replace=False))
+        return styles, bool(rng.random() < 0.75)
     if not second:
         rng = np.random.default_rng(7000 + k)
         styles = tuple(str(s) for s in rng.choice(pool, size=int(rng.integers(1, 3)), replace=False))
@@ -106,15 +124,15 @@ def wide_set(k: int, second: bool = False) -> tuple[tuple[str, ...], bool]:
 
 
 @cache
-def _wide_faces(k: int, second: bool = False) -> Faces:
+def _wide_faces(k: int, second: bool = False, third: bool = False) -> Faces:
     """The faces of :func:`wide_set` ``k``: an American set (jokers, flowers, soaps, backs, index
     numbers) over its styles, or the styles' own faces (a font's joker is its Chinese joker glyph)."""
     from scripts.synth_scenes import american_scene_faces
     from vision.artwork import tile_faces
 
-    styles, american = wide_set(k, second)
+    styles, american = wide_set(k, second, third)
     if american:
-        return american_scene_faces((7600 if second else 7100) + k, styles)
+        return american_scene_faces((8600 if third else 7600 if second else 7100) + k, styles)
     out: dict[str, list[np.ndarray]] = {}
     for style in styles:
         for code, imgs in tile_faces(style).items():
@@ -166,6 +184,8 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
         source = f"{WIDE_SOURCE}/{int(rng.integers(WIDE_SETS))}"
     elif source == WIDE2_SOURCE:
         source = f"{WIDE2_SOURCE}/{int(rng.integers(WIDE2_SETS))}"
+    elif source == WIDE3_SOURCE:
+        source = f"{WIDE3_SOURCE}/{int(rng.integers(WIDE3_SETS))}"
     tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)

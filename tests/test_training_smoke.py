@@ -216,3 +216,21 @@ def test_wide_mix2_leaves_wide_mix_alone_and_draws_the_extra_styles() -> None:
     assert sum(any(s in EXTRA_STYLES for s in styles) for styles, _ in sets) >= len(sets) // 2
     x, codes = tc.frame_crops(7, tc.WIDE2_SOURCE, 0.7)
     assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10
+
+
+def test_wide_mix3_draws_dorwhite_and_unifont_and_leaves_the_other_pools_alone() -> None:
+    from scripts import table_crops as tc
+    from vision.artwork import EXTRA_STYLES, HOLDOUT_STYLE, TRAIN_STYLES
+
+    sets = [tc.wide_set(k, third=True) for k in range(tc.WIDE3_SETS)]
+    assert sets == [tc.wide_set(k, third=True) for k in range(tc.WIDE3_SETS)]  # seeded
+    assert sets != [tc.wide_set(k, second=True) for k in range(tc.WIDE3_SETS)]
+    used = {s for styles, _ in sets for s in styles}
+    assert not used & {HOLDOUT_STYLE, "american-synth", "font-symbola"}, used
+    assert set(tc.WIDE3_STYLES) <= used <= set(TRAIN_STYLES) | {"font-noto"} | set(EXTRA_STYLES) | set(tc.WIDE3_STYLES)
+    assert sum(styles[0] == "xm-dorwhite" for styles, _ in sets) >= len(sets) // 4
+    k = next(k for k, (styles, am) in enumerate(sets) if styles == ("xm-dorwhite",) and am)
+    faces = tc._faces(f"{tc.WIDE3_SOURCE}/{k}")
+    assert {"J", "F", "BK", "WD", "1C", "9B"} <= set(faces)  # American: jokers, flowers, backs, soaps
+    x, codes = tc.frame_crops(7, tc.WIDE3_SOURCE, 0.7)
+    assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10

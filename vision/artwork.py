@@ -47,12 +47,16 @@ STYLES: tuple[str, ...] = (
     "ffalt-uni",
     "american-synth",
 )
-FONT_STYLES: tuple[str, ...] = ("font-noto", "font-symbola")
+FONT_STYLES: tuple[str, ...] = ("font-noto", "font-symbola", "font-unifont")
 """Line-art faces drawn from the Unicode mahjong glyphs of the shared fonts (U+1F000..U+1F02B,
 the joker U+1F02A included); kept out of :data:`STYLES` so that no training default changes."""
 EXTRA_STYLES: tuple[str, ...] = ("gnome-postmodern", "xm-gnome")
 """Two more sets of the shared artwork (GNOME Mahjongg's ``postmodern.svg``, xmahjongg's
 ``gnome.gif``, beige and blue), kept out of :data:`STYLES` like the fonts, for the same reason."""
+AMERICAN_STYLES: tuple[str, ...] = ("xm-dorwhite",)
+"""xmahjongg's ``dorwhite.gif``: an American-labelled set (index numbers, NORTH/EAST..., RED and
+GREEN DRAGON, labelled flowers) on white and on yellow faces, its dots and bams drawn apart from
+``xm-dorothys``'s; kept out of :data:`STYLES` like :data:`EXTRA_STYLES`."""
 HOLDOUT_STYLE = "xm-dorothys"
 """Never used for training: the enrollment measurement teaches it from one example per class."""
 TRAIN_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s != HOLDOUT_STYLE)
@@ -301,6 +305,18 @@ def _load_xm_dorothys() -> dict[str, list[Image]]:
     return _cells(img, 21, 2, order)
 
 
+def _load_xm_dorwhite() -> dict[str, list[Image]]:
+    """xmahjongg's ``dorwhite.gif``: ``dorothys.gif``'s layout, white faces in the top two rows and
+    yellow ones below."""
+    img = _read_gif(artwork_dir() / "xmahjongg" / "dorwhite.gif")
+    order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
+    order += ["SE1", "SE2", "SE3", "SE4", "WD", "FL4", "FL2", "FL1", "FL3"]
+    out = _cells(img[:160], 21, 2, order)
+    for code, faces in _cells(img[160:320], 21, 2, order).items():
+        out[code].extend(faces)
+    return out
+
+
 def _load_xm_gnome2() -> dict[str, list[Image]]:
     img = _read_gif(artwork_dir() / "xmahjongg" / "gnome2.gif")[:112]
     order = _BAMS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _DOTS
@@ -382,7 +398,8 @@ _GLYPH_CODES: tuple[str, ...] = (
     "SE1", "SE2", "SE3", "SE4",
     "J",  # U+1F02B, the back, is left out: it draws stripes, where a real back is plain
 )
-_FONT_FILES = {"font-noto": "NotoSansSymbols2-Regular.ttf", "font-symbola": "Symbola_hint.ttf"}
+_FONT_FILES = {"font-noto": "NotoSansSymbols2-Regular.ttf", "font-symbola": "Symbola_hint.ttf",
+               "font-unifont": "unifont_upper.otf"}
 
 
 def _load_font(style: str) -> dict[str, list[Image]]:
@@ -422,6 +439,7 @@ _LOADERS: dict[str, Callable[[], dict[str, list[Image]]]] = {
     "gnome-postmodern": lambda: _load_gnome("postmodern"),
     "xm-gnome": _load_xm_gnome,
     "xm-dorothys": _load_xm_dorothys,
+    "xm-dorwhite": _load_xm_dorwhite,
     "xm-real": _load_xm_real,
     "xm-gnome2": _load_xm_gnome2,
     "fluffy-regular": lambda: _load_fluffy("Regular"),
@@ -455,7 +473,7 @@ def _load_npz(path: Path) -> dict[str, list[Image]]:
 @cache
 def _style_faces(style: str) -> dict[str, tuple[Image, ...]]:
     if style not in _LOADERS:
-        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES + FONT_STYLES + EXTRA_STYLES)})")
+        raise ArtworkError(f"unknown artwork style: {style!r} (known: {', '.join(STYLES + FONT_STYLES + EXTRA_STYLES + AMERICAN_STYLES)})")
     path = cache_dir() / f"{style}.npz"
     if path.is_file():
         faces = _load_npz(path)

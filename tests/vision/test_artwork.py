@@ -152,3 +152,42 @@ def test_extra_styles_cut_their_sheets_right_and_stay_out_of_training() -> None:
     # the postmodern weather tiles are seasons, its golden tiles flowers: they differ in hue
     pm = tile_faces("gnome-postmodern")
     assert pm["SE1"][0][20:76, 14:58, 0].mean() > pm["FL1"][0][20:76, 14:58, 0].mean() + 40
+
+
+def _commonest(img: np.ndarray) -> np.ndarray:
+    colours, counts = np.unique(img.reshape(-1, 3), axis=0, return_counts=True)
+    return np.asarray(colours[counts.argmax()])
+
+
+def ink_share(img: np.ndarray) -> float:
+    return float((np.abs(img.astype(int) - _commonest(img)).max(axis=2) > 40)[20:76, 14:58].mean())
+
+
+def test_dorwhite_is_cut_in_both_colours_and_stays_out_of_training() -> None:
+    """xmahjongg's other American-labelled strip: 42 codes (no joker, no back), each twice (white,
+    then yellow), every face drawn mid-tile, none a training face nor one of ``xm-dorothys``'s."""
+    from vision.artwork import AMERICAN_STYLES, HOLDOUT_STYLE
+
+    assert AMERICAN_STYLES == ("xm-dorwhite",)
+    assert "xm-dorwhite" not in TRAIN_STYLES and "xm-dorwhite" not in STYLES
+    faces = tile_faces("xm-dorwhite")
+    assert len(faces) == 42 and "J" not in faces and "BK" not in faces, sorted(faces)
+    assert all(len(imgs) == 2 for imgs in faces.values())
+    firsts = {code: _digest(imgs[0]) for code, imgs in faces.items()}
+    assert len(set(firsts.values())) == 42, "two codes drew the same face"
+    seen = {_digest(img) for imgs in tile_faces().values() for img in imgs}
+    seen |= {_digest(img) for imgs in tile_faces(HOLDOUT_STYLE).values() for img in imgs}
+    assert not {_digest(i) for imgs in faces.values() for i in imgs} & seen
+    for code, (white, yellow) in faces.items():
+        for img in (white, yellow):
+            assert img.shape == (FACE_H, FACE_W, 3), code
+            assert 0.03 < ink_share(img) < 0.9, f"{code}: nothing drawn mid-face"
+        # the face's own colour (BGR), its commonest pixel: white, then yellow
+        w, y = (_commonest(f) for f in (white, yellow))
+        assert min(w) > 200 and y[2] > 180 and y[0] < 120, (code, w, y)
+    # the strip's order: the red dragon prints red, the green one green (BGR), the 2 Bam's two
+    # sticks draw less than the 9 Bam's nine
+    for code, more, less in (("RD", 2, 1), ("GD", 1, 2)):
+        mid = faces[code][0][20:76, 14:58].astype(int)
+        assert (mid[:, :, more] - mid[:, :, less]).mean() > 10, code
+    assert ink_share(faces["2B"][0]) < ink_share(faces["9B"][0]) / 2
