@@ -315,6 +315,11 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     if det.probs is not None and len(seen) > 0:
         seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
         readings = rack_readings(seen, doubtful, chows)
+    own = [t.confidence for t in seen]  # each tile's own reading, before its run vouched for it
+    if det.probs is not None and det.classes:
+        probs = det.probs[up]
+        own = [float(probs[j, det.classes.index(t.code)]) if t.code in det.classes else t.confidence
+               for j, t in enumerate(seen)]
     doubt = _backs_among_faces(det, centres, perp)
     weak_backs = _weak_backs(det, min_conf, doubt if unlike is None else doubt | unlike[keep])
     options = []
@@ -325,7 +330,7 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         exposures = tuple(tuple(seen[i].code for i in g) for g in groups)
         options.append(ZoneReading(zone.name, zone.kind, tiles, exposures, len(det) - len(up), zone.player,
                                    zone.hand, uncertain, tuple(seen[i].confidence for i in order), readings,
-                                   weak_backs))
+                                   weak_backs, tuple(own[i] for i in order)))
     return choose(options) if len(options) > 1 else options[0]
 
 

@@ -156,9 +156,13 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
 
 COPIES_CONFIDENCE = 0.9
 """A tile counts towards "more copies in view than the set holds" only when read at least this
-sure.  The flag is a claim about the whole table resting on its weakest read, and a lone
-discard (any angle, no run to agree with) misread at 0.77 made two false ones in 50 rendered
-tables at 1280x720 with the uncertain-tile threshold (0.75)."""
+sure, both in its run's joint reading and on its own (``ZoneReading.own_confidence``).  The flag
+is a claim about the whole table resting on its weakest read, and a lone discard (any angle, no
+run to agree with) misread at 0.77 made two false ones in 50 rendered tables at 1280x720 with the
+uncertain-tile threshold (0.75).  The tiles of one run are one face under one light, misread
+alike, so their agreement is no second witness: a kong of 4 Dots of an unfamiliar set read as 6
+Dots at 0.94-0.98 after the chain, each at under 0.9 on its own, made "5 x 6D in view"
+(fourteenth session)."""
 
 
 def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
@@ -173,6 +177,8 @@ def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
     for z in zones.values():
         bad = set(z.uncertain)
         sure = [c >= COPIES_CONFIDENCE for c in z.confidence] if len(z.confidence) == len(z.tiles) else None
+        if sure is not None and len(z.own_confidence) == len(z.tiles):
+            sure = [s and o >= COPIES_CONFIDENCE for s, o in zip(sure, z.own_confidence, strict=True)]
         for i, code in enumerate(z.tiles):
             if i not in bad and code != BACK and (sure is None or sure[i]):
                 seen[code] += 1

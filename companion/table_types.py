@@ -44,6 +44,9 @@ class ZoneReading:
     # face-up tiles or unlike the frame's other backs: a "too many" count that hangs on them is
     # not judged
     weak_backs: int = field(default=0, compare=False)
+    # per tile of ``tiles``, its own reading before the neighbours of its touching run vouched for
+    # it (empty: the same as ``confidence``); a count of copies across the table rests on these
+    own_confidence: tuple[float, ...] = field(default=(), compare=False)
 
 
     def exposure_spans(self) -> list[range]:

@@ -291,3 +291,26 @@ def test_a_run_whose_own_evidence_is_weak_is_not_made_sure_by_its_neighbours(eas
         assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
         assert len(z.uncertain) == 3 and max(z.confidence) < MIN_CONFIDENCE
         assert exps("5D 5D 5D") in z.readings  # weighed like any doubtful run: the live reading is seen
+
+
+@pytest.mark.parametrize("own", [0.8, 0.95])
+def test_a_run_vouching_for_its_own_tiles_is_no_witness_for_a_copy_count(own: float) -> None:
+    """Four 3 Dots touching on a rack and a fifth among the discards: "5 x 3D in view".  Read each
+    at 0.8 on its own, the rack's four come out of the joint reading over the copies bar (0.9),
+    vouched for by each other; but one face under one light is misread alike, so the count rests on
+    each tile's own reading and is not claimed.  Read at 0.95 each, it is."""
+    r = table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B")
+    det = r.detections()
+    rack = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "3D"]
+    rows = [{str(c): 0.99} for c in det.codes]
+    for i in rack:
+        rows[i] = {"3D": own, "4D": 0.97 - own}
+    p = probs(*rows).astype(np.float32)
+    conf = np.asarray([p[i, CLASSES.index(str(c))] for i, c in enumerate(det.codes)], np.float32)
+    obs = TableReader(r.layout, card=CARD).read(
+        r.image, Detections(det.boxes, det.quads, det.codes, conf, probs=p, classes=CLASSES))
+    z = obs.zones["P1-A"]
+    assert z.tiles == ("3D",) * 4 and min(z.confidence) >= 0.9  # the run vouched its tiles over the bar
+    assert z.own_confidence == pytest.approx((own,) * 4, abs=0.01)  # renormalised to the set in play
+    copies = [f.message for f in obs.flags if f.kind == "tile_count" and "3D in view" in f.message]
+    assert copies == ([] if own < 0.9 else ["5 x 3D in view; the american set holds 4"])
