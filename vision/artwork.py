@@ -305,16 +305,22 @@ def _load_xm_dorothys() -> dict[str, list[Image]]:
     return _cells(img, 21, 2, order)
 
 
+def _two_colours(img: Image, rows_px: int, order: list[str]) -> dict[str, list[Image]]:
+    """An xmahjongg strip of 21 x 2 faces drawn twice, in two colours, one below the other: each
+    code's face in the first colour, then in the second."""
+    out = _cells(img[:rows_px], 21, 2, order)
+    for code, faces in _cells(img[rows_px : 2 * rows_px], 21, 2, order).items():
+        out[code].extend(faces)
+    return out
+
+
 def _load_xm_dorwhite() -> dict[str, list[Image]]:
     """xmahjongg's ``dorwhite.gif``: ``dorothys.gif``'s layout, white faces in the top two rows and
     yellow ones below."""
     img = _read_gif(artwork_dir() / "xmahjongg" / "dorwhite.gif")
     order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
     order += ["SE1", "SE2", "SE3", "SE4", "WD", "FL4", "FL2", "FL1", "FL3"]
-    out = _cells(img[:160], 21, 2, order)
-    for code, faces in _cells(img[160:320], 21, 2, order).items():
-        out[code].extend(faces)
-    return out
+    return _two_colours(img, 160, order)
 
 
 def _load_xm_gnome2() -> dict[str, list[Image]]:
@@ -329,10 +335,7 @@ def _load_xm_gnome() -> dict[str, list[Image]]:
     img = _read_gif(artwork_dir() / "xmahjongg" / "gnome.gif")
     order = _DOTS + ["N", "W", "S", "E", "RD", "GD"] + _CRAKS + _BAMS
     order += ["", "", "", "", "WD", "", "", "", ""]
-    out = _cells(img[:112], 21, 2, order)
-    for code, faces in _cells(img[112:224], 21, 2, order).items():
-        out[code].extend(faces)
-    return out
+    return _two_colours(img, 112, order)
 
 
 def _load_xm_real() -> dict[str, list[Image]]:
