@@ -86,11 +86,12 @@ def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
         exposures = tuple(out)
     uncertain = tuple(i for i in z.uncertain if i != index)  # the player's word is certain
     confidence = tuple(1.0 if i == index else c for i, c in enumerate(z.confidence))
+    own = tuple(1.0 if i == index else c for i, c in enumerate(z.own_confidence))
     # the plausible readings left are those that read the corrected tile as the player said
     flat = [tuple(t for e in r for t in e) for r in z.readings]
     readings = tuple(r for r, f in zip(z.readings, flat, strict=True) if len(f) == len(tiles) and f[index] == code)
     return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain, confidence=confidence,
-                   readings=readings)
+                   readings=readings, own_confidence=own)
 
 
 class LiveGame:

@@ -55,7 +55,7 @@ def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
     assert rules is not None
     game = LiveGame(checker=rules.flags)
     obs = _rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,))
-    zone = replace(obs.zones["P1-A"], confidence=(0.9,) * 5 + (0.4, 0.9))
+    zone = replace(obs.zones["P1-A"], confidence=(0.9,) * 5 + (0.4, 0.9), own_confidence=(0.9,) * 5 + (0.3, 0.9))
     count = Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 25 tiles", cause="count")
     game.observe(TableObservation({"P1-A": zone}, "fresh", obs.flags + (count,)))
     game.correct("P1-A", 5, "RD")
@@ -63,6 +63,7 @@ def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
     assert game.last is not None and game.last.zones["P1-A"].uncertain == ()
     assert _kinds(game.last) == ["unreadable"] and "25 tiles" in game.last.flags[0].message
     assert game.last.zones["P1-A"].confidence[5] == 1.0  # the player's word is certain
+    assert game.last.zones["P1-A"].own_confidence == (0.9,) * 5 + (1.0, 0.9)  # also for a copy count
 
 
 def test_a_dead_call_on_every_reading_is_judged_again_after_a_correction() -> None:
