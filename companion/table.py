@@ -148,10 +148,11 @@ Run = tuple[list[int], list[tuple[tuple[str, ...], float]] | None]
 
 
 def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: tuple[str, ...], jokers: bool,
-                 chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run]]:
+                 chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run], list[float]]:
     """Each touching run of a rack read jointly (:func:`companion.table_decode.read_run`);
     also, for each run holding a tile read below ``min_conf``, the run's plausible readings
-    (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate).
+    (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate), and
+    each tile's own probability for the code the run gave it.
 
     The joint reading lifts a weak tile's confidence when its neighbours agree; it may not lift
     it over ``min_conf`` when the run's own evidence is weak too (the mean of each natural
@@ -164,6 +165,7 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
     new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them."""
     out = list(seen)
     doubtful: list[Run] = []
+    owns = [t.confidence for t in seen]
     for row in order_rows(seen):
         # runs cut at TOUCH_RATIO, not at the grouping's soft-gap default (run_options): reading
         # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
@@ -174,11 +176,12 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
             whole = float(np.mean(kind)) if kind else 1.0  # a sure joker says nothing of the kind
             conf = [min(c, whole) if whole < min_conf and o < min_conf else c  # the run is unsure of it too
                     for c, o in zip(reading.confidence, own, strict=True)]
-            for i, code, c in zip(run, reading.codes, conf, strict=True):
+            for i, code, c, o in zip(run, reading.codes, conf, own, strict=True):
                 out[i] = replace(seen[i], code=code, confidence=c)
+                owns[i] = o
             if min(conf) < min_conf:
                 doubtful.append((list(run), plausible_readings(reading)))
-    return out, doubtful
+    return out, doubtful, owns
 
 
 def rack_readings(seen: list[SeenTile], doubtful: list[Run], chows: bool,
@@ -312,14 +315,10 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         for i in up
     ]
     readings: tuple[tuple[tuple[str, ...], ...], ...] = ()
-    if det.probs is not None and len(seen) > 0:
-        seen, doubtful = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
-        readings = rack_readings(seen, doubtful, chows)
     own = [t.confidence for t in seen]  # each tile's own reading, before its run vouched for it
-    if det.probs is not None and det.classes:
-        probs = det.probs[up]
-        own = [float(probs[j, det.classes.index(t.code)]) if t.code in det.classes else t.confidence
-               for j, t in enumerate(seen)]
+    if det.probs is not None and len(seen) > 0:
+        seen, doubtful, own = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
+        readings = rack_readings(seen, doubtful, chows)
     doubt = _backs_among_faces(det, centres, perp)
     weak_backs = _weak_backs(det, min_conf, doubt if unlike is None else doubt | unlike[keep])
     options = []
