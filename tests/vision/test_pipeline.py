@@ -284,3 +284,31 @@ def test_table_reader_gets_the_table_classifier(recognizer) -> None:  # type: ig
     assert not np.allclose(photo_probs, table_probs, atol=1e-3)
     assert np.allclose(recognizer.classify(image, quads).probs, photo_probs, atol=1e-5)
     assert np.allclose(recognizer.classify(image, quads, tile_px=30.0).probs, table_probs, atol=1e-5)
+
+
+def test_a_photos_boxes_are_its_quads_bounds_drawn_in_to_the_face(recognizer) -> None:  # type: ignore[no-untyped-def]
+    """A photo's boxes are its quads' bounds scaled by ``PHOTO_BOX_SCALE`` about their centres
+    (photo labels are drawn tight to the face; the localiser learned the export's loosened training
+    boxes), and on the two photos of valid's main kinds they fit the labels better than the bounds;
+    a frame read with ``tile_px`` (a table) keeps the bounds."""
+    from vision.pipeline import PHOTO_BOX_SCALE, scale_boxes
+
+    assert 0.8 < PHOTO_BOX_SCALE < 1.0
+    for photo in PHOTOS[:2]:
+        d = recognizer.detect(load_image(DATA / str(photo["file"])))
+        bounds = np.concatenate([d.quads.min(axis=1), d.quads.max(axis=1)], axis=1)
+        assert np.allclose(d.boxes, scale_boxes(bounds, PHOTO_BOX_SCALE), atol=1e-3)
+        assert np.allclose((d.boxes[:, :2] + d.boxes[:, 2:]) / 2, (bounds[:, :2] + bounds[:, 2:]) / 2, atol=1e-3)
+        truth = np.array([t["box"] for t in photo["tiles"]], np.float32)  # type: ignore[union-attr]
+        fit = quad_iou_boxes(d.boxes, truth).max(axis=0).mean()
+        assert fit > quad_iou_boxes(bounds, truth).max(axis=0).mean() + 0.01, photo["file"]
+    table = recognizer.detect(load_image(DATA / "photo1.jpg"), tile_px=30.0)
+    assert np.allclose(table.boxes, np.concatenate([table.quads.min(axis=1), table.quads.max(axis=1)], axis=1))
+
+
+def test_scale_boxes_keeps_centres_and_scales_sides() -> None:
+    from vision.pipeline import scale_boxes
+
+    b = scale_boxes(np.array([[10, 20, 30, 60]], np.float32), 0.5)
+    assert b.tolist() == [[15.0, 30.0, 25.0, 50.0]]
+    assert scale_boxes(np.zeros((0, 4), np.float32), 0.9).shape == (0, 4)
