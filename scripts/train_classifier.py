@@ -393,13 +393,13 @@ def train(args: argparse.Namespace) -> None:
             f"epoch {epoch}: valid photo crop accuracy {acc:.4f}{table_acc} ({time.time() - t0:.0f}s)",
             flush=True,
         )
-    export(
+    path = export(
         net,
         REPO / args.out,
         {"seed": args.seed, "epochs": args.epochs, "valid_photo_crop_accuracy": acc,
          "extra_blocks": args.extra_blocks},
     )
-    print("exported models/classifier.onnx", flush=True)
+    print(f"exported {path}", flush=True)
 
 
 def run_epoch(
