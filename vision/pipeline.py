@@ -77,7 +77,7 @@ holds unaugmented photos labelled tight around each tile's face; ``train/`` only
 augmented copies (turned, rotated up to 45 degrees, sheared), whose labels are the bounds of the
 turned boxes, looser than the tiles: the localiser learned the looser size.  On valid our boxes'
 area is a median 1.6x the label's on the 94 tray photos (``IMG_2023...``, 3,293 of its 6,613
-tiles), 1.1-1.35x on most others.  At 0.95, tile F1 0.931 -> 0.944 on valid (fifteenth session);
+tiles), 1.1-1.35x on most others.  At 0.95, tile F1 0.931 -> 0.943 on valid (fifteenth session);
 chosen on valid, in a plateau (0.94-0.96) that its two halves (even and odd photos) each find on
 their own (0.924 -> 0.936, 0.938 -> 0.951).  Our synthetic scenes, whose truth is the tile's exact
 outline, pay for it (docs/recognition.md, "Boxes drawn in to the face")."""
