@@ -23,9 +23,10 @@ from companion.rules.card_model import Card
 from companion.rules.matcher import rack_viability
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
-from companion.table_decode import ALT_FLOOR, plausible_readings, read_run
-from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
+from companion.table_decode import ALT_FLOOR, SHORT, plausible_readings, read_run
+from companion.table_flags import MJ_SIZE, RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import (
+    WEAK_GAP,
     SeenTile,
     grouping_options,
     order_rows,
@@ -148,7 +149,7 @@ Run = tuple[list[int], list[tuple[tuple[str, ...], float]] | None]
 
 
 def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: tuple[str, ...], jokers: bool,
-                 chows: bool, min_conf: float) -> tuple[list[SeenTile], list[Run], list[float]]:
+                 chows: bool, min_conf: float, short: float = SHORT) -> tuple[list[SeenTile], list[Run], list[float]]:
     """Each touching run of a rack read jointly (:func:`companion.table_decode.read_run`);
     also, for each run holding a tile read below ``min_conf``, the run's plausible readings
     (:func:`companion.table_decode.plausible_readings`; None when too many to enumerate), and
@@ -162,15 +163,23 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
     witnesses.  Twelfth session: four 6 Bams of an enrolled unfamiliar set, each read
     9 Bam at 0.49-0.71 (6 Bam 0.24-0.44), came out of the chain at 0.78-0.83 and made a Mah
     Jongg "in error" (1920x1080, `bench_table --faces american:xm-dorothys --enroll`); with the
-    new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them."""
+    new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them.
+
+    ``short``: the odds of an exposure of one or two tiles (:data:`companion.table_decode.SHORT`;
+    1.0 on a Mah Jongg display); a run's end within :data:`WEAK_GAP` of the next run is open."""
     out = list(seen)
     doubtful: list[Run] = []
     owns = [t.confidence for t in seen]
     for row in order_rows(seen):
         # runs cut at TOUCH_RATIO, not at the grouping's soft-gap default (run_options): reading
         # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
-        for run in touching_runs(seen, row):
-            reading = read_run(probs[run], classes, jokers=jokers, chows=chows)
+        runs = touching_runs(seen, row)
+        w = float(np.median([seen[i].width for i in row]))
+        near = [seen[b[0]].along - seen[a[-1]].along <= WEAK_GAP * w for a, b in zip(runs, runs[1:], strict=False)]
+        for j, run in enumerate(runs):
+            # an end of the run within a weak gap of the next run: its exposure may go on there
+            ends = (j > 0 and near[j - 1], j < len(near) and near[j])
+            reading = read_run(probs[run], classes, jokers=jokers, chows=chows, short=short, open_ends=ends)
             own = [float(probs[i, classes.index(code)]) for i, code in zip(run, reading.codes, strict=True)]
             kind = [o for o, code in zip(own, reading.codes, strict=True) if code != JOKER]
             whole = float(np.mean(kind)) if kind else 1.0  # a sure joker says nothing of the kind
@@ -317,7 +326,10 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     readings: tuple[tuple[tuple[str, ...], ...], ...] = ()
     own = [t.confidence for t in seen]  # each tile's own reading, before its run vouched for it
     if det.probs is not None and len(seen) > 0:
-        seen, doubtful, own = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf)
+        # a rack showing a Mah Jongg holds real singles and pairs: its exposures' lengths are not
+        # weighed (nor at one tile short of a display, where one may lie unseen)
+        short = 1.0 if len(seen) >= MJ_SIZE - 1 else SHORT
+        seen, doubtful, own = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf, short)
         readings = rack_readings(seen, doubtful, chows)
     doubt = _backs_among_faces(det, centres, perp)
     weak_backs = _weak_backs(det, min_conf, doubt if unlike is None else doubt | unlike[keep])

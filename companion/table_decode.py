@@ -10,6 +10,11 @@ The codes are the chain's likeliest reading (Viterbi); forward-backward on the t
 gives each tile's confidence, so a tile the neighbours vouch for becomes confident, and a tile
 that is truly different keeps its own reading.
 
+The chain also counts each exposure's tiles: before a Mah Jongg no exposure is one or two tiles,
+so an exposure ending that short pays :data:`SHORT` (not on a displayed Mah Jongg, nor at an end
+of the run that may go on past a narrow gap).  Those odds choose codes only; confidences, and the
+plausible readings a dead call weighs, come from the chain without them.
+
 With chows (Chinese-style and WP tables) the chain may also step to the next rank of a suit.
 The returned confidences are posteriors; a reader that keeps its "uncertain, never judged"
 rule on them still never calls a rack dead on a guess.
@@ -46,6 +51,17 @@ COVER = 0.95
 FloatArray = npt.NDArray[np.float64]
 
 
+SHORT = 0.3
+"""Odds of an exposure ending after one tile, and again after two, against it going on: before
+a Mah Jongg no exposure is a single or a pair (a pair exposed is an error the rules flag, and its
+clear tiles outweigh these odds), so a weak tile that would leave one or two tiles of a kind on
+their own is read with its neighbours.  Not used on a rack showing a Mah Jongg, whose singles and
+pairs are real, nor with chows.  The odds choose a tile's code, never how sure it is."""
+
+LENGTHS = 3
+"""The chain's states count an exposure's tiles up to this (1, 2, 3 or more)."""
+
+
 @lru_cache(maxsize=16)
 def _transitions(kinds: tuple[str, ...], chows: bool, switch: float) -> FloatArray:
     """Kind-to-kind odds (K, K), built once per class list (read-only: shared between calls)."""
@@ -63,13 +79,40 @@ def _transitions(kinds: tuple[str, ...], chows: bool, switch: float) -> FloatArr
     return t
 
 
+def _ends(short: float) -> FloatArray:
+    """Odds of an exposure ending after 1, 2, 3 or more tiles (LENGTHS,)."""
+    return np.array([short] * (LENGTHS - 1) + [1.0], np.float64)
+
+
+@lru_cache(maxsize=16)
+def _length_transitions(kinds: tuple[str, ...], switch: float, short: float) -> FloatArray:
+    """The chain over (kind, tiles so far) states, state ``d * K + k`` (LENGTHS * K, LENGTHS * K):
+    carrying on raises the count (up to LENGTHS), a boundary into another kind starts it at one
+    and pays the odds of the exposure ending at its count.  Read-only: shared between calls."""
+    k = len(kinds)
+    end = _ends(short)
+    t = np.zeros((LENGTHS * k, LENGTHS * k), np.float64)
+    switch_block = np.full((k, k), switch, np.float64)
+    np.fill_diagonal(switch_block, 0.0)
+    for d in range(LENGTHS):
+        nxt = min(d + 1, LENGTHS - 1)
+        t[d * k:(d + 1) * k, nxt * k:(nxt + 1) * k] += np.eye(k)
+        t[d * k:(d + 1) * k, 0:k] += switch_block * end[d]
+    t.flags.writeable = False
+    return t
+
+
 def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
-                temper: float = 1.0) -> tuple[list[str], FloatArray, FloatArray, list[int], FloatArray, FloatArray]:
+                temper: float = 1.0, short: float = 1.0, open_ends: tuple[bool, bool] = (False, False)
+                ) -> tuple[list[str], FloatArray, FloatArray, list[int], FloatArray, FloatArray]:
     """Forward-backward over kinds: kinds, P(tile i is natural kind k) (n, K), P(tile i is a joker)
     (n,), the likeliest kind of each tile's exposure (Viterbi), and the natural and joker terms of
     each tile's evidence under each kind (n, K).
 
-    ``temper`` < 1 raises the whole model (evidence, joker prior and boundary odds) to that power.
+    ``temper`` < 1 raises the whole model (evidence, joker prior, boundary and length odds) to
+    that power.  ``short`` < 1 (without chows) makes the chain count each exposure's tiles and
+    weigh an exposure of one or two tiles by these odds (:data:`SHORT`), except at an end of the
+    run that ``open_ends`` (start, end) says may go on past a narrow gap.
     """
     p = p ** temper
     n = len(p)
@@ -83,30 +126,50 @@ def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
     natural = (1 - share) ** temper * pk + 1e-9
     joker = share ** temper * pj[:, None]
     emit = natural + joker  # (n, K): the tile under an exposure of kind k
-    trans = _transitions(tuple(kinds), chows, SWITCH ** temper)
-    fwd = np.empty_like(emit)
-    fwd[0] = emit[0] / emit[0].sum()
+    k = len(kinds)
+    lengths = short < 1.0 and not chows
+    if lengths:
+        trans = _length_transitions(tuple(kinds), SWITCH ** temper, short ** temper)
+        s_emit = np.tile(emit, (1, LENGTHS))
+        start = np.zeros(LENGTHS * k)
+        first = LENGTHS - 1 if open_ends[0] else 0  # an open start: its exposure began before
+        start[first * k:(first + 1) * k] = 1.0
+        final = np.ones(LENGTHS * k) if open_ends[1] else np.repeat(_ends(short ** temper), k)
+    else:
+        trans = _transitions(tuple(kinds), chows, SWITCH ** temper)
+        s_emit, start, final = emit, np.ones(k), np.ones(k)
+    fwd = np.empty_like(s_emit)
+    f = start * s_emit[0]
+    fwd[0] = f / f.sum()
     for i in range(1, n):
-        f = (fwd[i - 1] @ trans) * emit[i]
+        f = (fwd[i - 1] @ trans) * s_emit[i]
         fwd[i] = f / f.sum()
-    bwd = np.ones_like(emit)
+    bwd = np.empty_like(s_emit)
+    bwd[n - 1] = final / final.sum()
     for i in range(n - 2, -1, -1):
-        b = trans @ (emit[i + 1] * bwd[i + 1])
+        b = trans @ (s_emit[i + 1] * bwd[i + 1])
         bwd[i] = b / b.sum()
     post = fwd * bwd
+    post = post.reshape(n, -1, k).sum(axis=1)  # the counts summed out
     post /= post.sum(axis=1, keepdims=True)  # (n, K): P(tile i lies in an exposure of kind k)
-    return kinds, post * natural / emit, (post * joker / emit).sum(axis=1), _viterbi(emit, trans), natural, joker
+    path = [s % k for s in _viterbi(s_emit, trans, start, final)]
+    return kinds, post * natural / emit, (post * joker / emit).sum(axis=1), path, natural, joker
 
 
-def _viterbi(emit: FloatArray, trans: FloatArray) -> list[int]:
-    """The likeliest sequence of exposure kinds, one per tile."""
-    logt = np.log(trans)
-    score = np.log(emit[0])
-    back = []
-    for i in range(1, len(emit)):
-        cand = score[:, None] + logt  # (from, to)
-        back.append(cand.argmax(axis=0))
-        score = cand.max(axis=0) + np.log(emit[i])
+def _viterbi(emit: FloatArray, trans: FloatArray, start: FloatArray | None = None,
+             final: FloatArray | None = None) -> list[int]:
+    """The likeliest sequence of states, one per tile (``start`` and ``final``: each state's
+    odds at the run's first and last tile)."""
+    with np.errstate(divide="ignore"):
+        logt = np.log(trans)
+        score = np.log(emit[0]) + (np.log(start) if start is not None else 0.0)
+        back = []
+        for i in range(1, len(emit)):
+            cand = score[:, None] + logt  # (from, to)
+            back.append(cand.argmax(axis=0))
+            score = cand.max(axis=0) + np.log(emit[i])
+        if final is not None:
+            score = score + np.log(final)
     path = [int(score.argmax())]
     for b in reversed(back):
         path.append(int(b[path[-1]]))
@@ -132,20 +195,28 @@ class RunReading:
 
 
 def read_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
-             floor: float = ALT_FLOOR) -> RunReading:
+             floor: float = ALT_FLOOR, short: float = SHORT,
+             open_ends: tuple[bool, bool] = (False, False)) -> RunReading:
     """Codes and posterior confidences for one touching run, tiles in reading order.
 
     ``probs`` is ``(n, C)`` classifier probabilities with columns named by ``classes``.  Backs
     are not part of a face-up run: their probability is dropped and the rest renormalised.
     ``jokers=False`` (a set without jokers) reads every tile as its exposure's kind.  The codes
     are the likeliest reading of the whole run (Viterbi over exposure kinds, then natural or
-    joker per tile); each code's confidence is its posterior marginal with the model tempered
-    (:data:`TEMPER`), so that a run's shared errors do not add up to certainty.  Each tile's
-    alternatives are its codes whose tempered posterior reaches ``floor``.
+    joker per tile, exposures of one or two tiles weighed by ``short``); each code's confidence
+    is its posterior marginal with the model tempered (:data:`TEMPER`) and without the length
+    odds, so that a run's shared errors do not add up to certainty and a code the length odds
+    chose over the tile's own evidence stays doubtful.  Each tile's
+    alternatives are its codes whose tempered posterior reaches ``floor``.  ``short``: the odds of
+    an exposure of one or two tiles (:data:`SHORT`; 1.0 where singles and pairs are real, as on a
+    rack showing a Mah Jongg).  ``open_ends``: whether the run's first and last exposures may go on
+    past a narrow gap into the next run (their lengths are then not weighed).
     """
     names = list(classes)
     p = np.asarray(probs, np.float64).reshape(-1, len(names))
-    kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows)
+    kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows, short=short, open_ends=open_ends)
+    # how sure each code is comes from the chain without the length odds: they may choose a
+    # tile's code, never make it surer (nor narrow the plausible readings a dead call weighs)
     _, t_nat, t_jok, _, t_natural, t_joker = _posteriors(p, names, jokers, chows, TEMPER)
     codes, conf = [], []
     for i, k in enumerate(path):
@@ -166,20 +237,21 @@ def read_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, 
 
 
 def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True,
-               chows: bool = False) -> tuple[list[str], list[float]]:
+               chows: bool = False, short: float = SHORT) -> tuple[list[str], list[float]]:
     """Codes and posterior confidences for one touching run (:func:`read_run`)."""
     if len(np.asarray(probs)) == 0:
         return [], []
-    run = read_run(probs, classes, jokers, chows)
+    run = read_run(probs, classes, jokers, chows, short=short)
     return run.codes, run.confidence
 
 
 def plausible_runs(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
-                   floor: float = ALT_FLOOR, limit: int = 256) -> list[tuple[tuple[str, ...], float]] | None:
+                   floor: float = ALT_FLOOR, limit: int = 256,
+                   short: float = SHORT) -> list[tuple[tuple[str, ...], float]] | None:
     """:func:`plausible_readings` of the run read from ``probs``."""
     if len(np.asarray(probs)) == 0:
         return [((), 1.0)]
-    return plausible_readings(read_run(probs, classes, jokers, chows, floor), floor, limit)
+    return plausible_readings(read_run(probs, classes, jokers, chows, floor, short), floor, limit)
 
 
 def plausible_readings(run: RunReading, floor: float = ALT_FLOOR,

@@ -314,3 +314,63 @@ def test_a_run_vouching_for_its_own_tiles_is_no_witness_for_a_copy_count(own: fl
     assert z.own_confidence == pytest.approx((own,) * 4, abs=0.01)  # renormalised to the set in play
     copies = [f.message for f in obs.flags if f.kind == "tile_count" and "3D in view" in f.message]
     assert copies == ([] if own < 0.9 else ["5 x 3D in view; the american set holds 4"])
+
+
+# A weak tile between two exposures: 8B (sure), then a tile read 6B 0.55 / 8B 0.43, a sure joker,
+# three sure 6B.  Alone, its 0.55 wins and leaves a single 8B: "8B | 6B J 6B 6B 6B".
+BETWEEN = ({"8B": 0.998}, {"6B": 0.55, "8B": 0.43}, {"J": 0.998}, {"6B": 0.998}, {"6B": 0.998}, {"6B": 0.998})
+
+
+def test_a_weak_tile_is_not_left_to_make_a_single_exposure() -> None:
+    """No exposure is one or two tiles before a Mah Jongg, so the chain weighs those lengths
+    (SHORT): the weak tile joins the sure 8B and the joker, two pungs.  The odds chose its code
+    against its own evidence, so it stays doubtful (its rack is not judged on it), and the run's
+    plausible readings still hold the other."""
+    codes, conf = decode_run(probs(*BETWEEN), CLASSES)
+    assert codes == ["8B", "8B", "J", "6B", "6B", "6B"] and conf[1] < MIN_CONFIDENCE <= min(conf[2:])
+    assert decode_run(probs(*BETWEEN), CLASSES, short=1.0)[0] == ["8B", "6B", "J", "6B", "6B", "6B"]
+    readings = dict(plausible_runs(probs(*BETWEEN), CLASSES) or [])
+    assert {("8B", "8B", "J", "6B", "6B", "6B"), ("8B", "6B", "J", "6B", "6B", "6B")} <= set(readings)
+
+
+def test_an_exposure_may_go_on_past_the_runs_open_end() -> None:
+    """A sure 9D closing a run of 9C: at a closed end (a wide gap after it) it would be an
+    exposure of one tile, and the chain doubts it; where a narrow gap leaves its exposure room to
+    go on into the next run, it keeps its reading."""
+    from companion.table_decode import read_run
+
+    run = probs({"9C": 0.99}, {"9C": 0.99}, {"9C": 0.99}, {"9D": 0.985, "9C": 0.005})
+    opened, closed = read_run(run, CLASSES, open_ends=(False, True)), read_run(run, CLASSES)
+    assert opened.codes == ["9C", "9C", "9C", "9D"] and closed.codes == ["9C"] * 4
+    assert read_run(run, CLASSES, short=1.0).codes == ["9C", "9C", "9C", "9D"]
+    assert closed.confidence[3] < MIN_CONFIDENCE  # chosen against a sure reading: doubtful
+
+
+def _tile_probs(r: RenderedTable, rows: dict[int, dict[str, float]]) -> Detections:
+    """The table's true detections, with class probabilities; tile ``i`` of the scene read as ``rows[i]``."""
+    det = r.detections()
+    p = np.zeros((len(det), len(CLASSES)), np.float32)
+    p[np.arange(len(det)), [CLASSES.index(str(c)) for c in det.codes]] = 1.0
+    for i, row in rows.items():
+        p[i] = probs(row)[0]
+    codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
+    return Detections(det.boxes, det.quads, codes, p.max(axis=1), None, {}, p, CLASSES)
+
+
+def test_a_rack_reads_a_weak_tile_into_its_exposure_but_a_display_keeps_its_single() -> None:
+    """On a rack of touching exposures, a weak tile is read with its neighbours rather than left a
+    single; a displayed Mah Jongg (14 face-up tiles) holds real singles and pairs, and its lone
+    1 Bam stays a 1 Bam (the chain alone still doubts it beside the 2 Bams: not judged)."""
+    from vision.render import RackScene
+
+    r = table(player("P1", (), exps("8B 8B J", "6B 6B 6B")) | {"P1-B": RackScene(exps("8B 8B J", "6B 6B 6B"), 10, True)})
+    second = [i for i, t in enumerate(r.tiles) if t.zone == "P1-B" and t.code == "8B"][1]
+    obs = TableReader(r.layout, card=CARD).read(r.image, _tile_probs(r, {second: BETWEEN[1]}))
+    assert obs.zones["P1-B"].exposures == exps("8B 8B J", "6B 6B 6B")
+
+    display = RackScene(exps("1B", "2B 2B", "3B 3B 3B", "4B 4B 4B 4B", "5C 5C 5C 5C"), 0, True)
+    r = table({"P1-A": display, "P1-B": RackScene((), 13)})
+    one = next(i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "1B")
+    obs = TableReader(r.layout, card=CARD).read(r.image, _tile_probs(r, {one: {"1B": 0.95, "2B": 0.005}}))
+    assert obs.zones["P1-A"].exposures[0] == ("1B",)
+    assert flags_of(obs, "wrong_rack") == []
