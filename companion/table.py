@@ -26,9 +26,9 @@ from companion.rules.variants import get_variant
 from companion.table_decode import ALT_FLOOR, SHORT, plausible_readings, read_run
 from companion.table_flags import MJ_SIZE, RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import (
-    WEAK_GAP,
     SeenTile,
     grouping_options,
+    open_ends,
     order_rows,
     refit_runs,
     thin_row,
@@ -166,7 +166,8 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
     new table classifier they read 0.60-0.78, and the run's sure joker must not vouch for them.
 
     ``short``: the odds of an exposure of one or two tiles (:data:`companion.table_decode.SHORT`;
-    1.0 on a Mah Jongg display); a run's end within :data:`WEAK_GAP` of the next run is open."""
+    1.0 on a Mah Jongg display); a run's ends are open where the next run lies near
+    (:func:`companion.table_group.open_ends`)."""
     out = list(seen)
     doubtful: list[Run] = []
     owns = [t.confidence for t in seen]
@@ -174,11 +175,7 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
         # runs cut at TOUCH_RATIO, not at the grouping's soft-gap default (run_options): reading
         # the wider runs jointly measured worse (50 tables: 91.2 % / 96.8 % against 91.8 % / 97.7 %)
         runs = touching_runs(seen, row)
-        w = float(np.median([seen[i].width for i in row]))
-        near = [seen[b[0]].along - seen[a[-1]].along <= WEAK_GAP * w for a, b in zip(runs, runs[1:], strict=False)]
-        for j, run in enumerate(runs):
-            # an end of the run within a weak gap of the next run: its exposure may go on there
-            ends = (j > 0 and near[j - 1], j < len(near) and near[j])
+        for run, ends in zip(runs, open_ends(seen, runs), strict=True):
             reading = read_run(probs[run], classes, jokers=jokers, chows=chows, short=short, open_ends=ends)
             own = [float(probs[i, classes.index(code)]) for i, code in zip(run, reading.codes, strict=True)]
             kind = [o for o, code in zip(own, reading.codes, strict=True) if code != JOKER]

@@ -153,6 +153,14 @@ def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[in
     return runs
 
 
+def open_ends(tiles: Sequence[SeenTile], runs: Sequence[Sequence[int]]) -> list[tuple[bool, bool]]:
+    """For each touching run of one row (:func:`touching_runs`), whether its first and its last
+    exposure may go on into the neighbouring run: the gap lies within :data:`WEAK_GAP`."""
+    w = _median([tiles[i].width for run in runs for i in run], 24.0)
+    near = [tiles[b[0]].along - tiles[a[-1]].along <= WEAK_GAP * w for a, b in zip(runs, runs[1:], strict=False)]
+    return [(j > 0 and near[j - 1], j < len(near) and near[j]) for j in range(len(runs))]
+
+
 def _cut_default(codes: Sequence[str], segments: list[list[int]]) -> list[bool]:
     """For each soft gap between ``segments`` (positions into ``codes``): cut there by default?
 

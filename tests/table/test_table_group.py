@@ -15,8 +15,10 @@ from companion.table_group import (
     group_exposures,
     grouping_options,
     merge_chows,
+    open_ends,
     refit_runs,
     split_kinds,
+    touching_runs,
 )
 from vision.layout import load_layout
 from vision.render import RackScene
@@ -76,6 +78,15 @@ def test_gap_splits_same_kind_and_order_follows_the_rack() -> None:
 )
 def test_a_gap_in_the_soft_band_is_read_both_ways(codes: str, gaps: list[float], options: list[list[list[int]]]) -> None:
     assert grouping_options(_row(codes, gaps)) == options
+
+
+def test_a_runs_end_is_open_only_towards_a_near_run() -> None:
+    """Runs 6 mm (1.25 widths, centre to centre) and 12 mm (1.5) apart may be one exposure split by the localiser;
+    20 mm (1.83) apart they are not: the chain weighs an exposure's length only at closed ends."""
+    tiles = _row("5B 5B 5B 5B 7D 7D 7D 7D", [1, 1, 6, 1, 12, 1, 20])
+    runs = [[0, 1, 2], [3, 4], [5, 6], [7]]
+    assert touching_runs(tiles, list(range(8))) == runs
+    assert open_ends(tiles, runs) == [(False, True), (True, True), (True, False), (False, False)]
 
 
 def test_two_rows_are_read_separately() -> None:
