@@ -60,6 +60,15 @@ def extract_crops(image: Image, quads: npt.ArrayLike, turn: bool = False) -> Ima
     return out
 
 
+def quad_width_px(quads: npt.ArrayLike) -> FloatArray:
+    """``(N,)`` how many pixels wide each quad's tile looks in its crop: its shorter pair of
+    opposite sides, or its longer pair scaled by the crop's aspect, whichever is less."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    side = np.linalg.norm(np.roll(q, -1, axis=1) - q, axis=2)
+    a, b = (side[:, 0] + side[:, 2]) / 2, (side[:, 1] + side[:, 3]) / 2
+    return np.minimum(np.minimum(a, b), np.maximum(a, b) * CROP_W / CROP_H).astype(np.float32)
+
+
 def quad_aspect(quads: npt.ArrayLike) -> FloatArray:
     """``(N,)`` long side over short side of each quad (its first two edges)."""
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)

@@ -152,10 +152,11 @@ def sort_into_grid(quads: FloatArray, rows: list[int]) -> FloatArray:
     return np.stack([quads[i] for g in groups for i in sorted(g, key=lambda j: centres[j, 0])])
 
 
-def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0) -> Image:
+def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0, width: int | None = None) -> Image:
     """``n`` jittered copies of each crop (shift, scale, turn, light, blur), crop-major order;
     a share ``small`` of them also shrunk to a tile 9-29 px wide and blown up again, as a whole
-    table's far tiles look (:data:`TABLE_SMALL`).
+    table's far tiles look (:data:`TABLE_SMALL`); with ``width``, every copy shrunk to a tile that
+    many pixels wide and blown up again (:func:`vision.tileset.sized_prototypes`).
 
     Enrollment averages the embeddings of a tile's crop and these copies into its prototype, so
     that one example stands for the small changes of a live view.
@@ -173,12 +174,19 @@ def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0) -> Im
             img = img * rng.uniform(0.7, 1.2) + rng.uniform(-15, 15, 3)
             if rng.random() < 0.5:
                 img = cv2.GaussianBlur(img, (3, 3), rng.uniform(0.3, 1.0))
-            if small and rng.random() < small:
-                sw = int(rng.integers(9, 30))
-                tiny = cv2.resize(img, (sw, max(4, round(sw * h / w))), interpolation=cv2.INTER_AREA)
-                img = np.asarray(cv2.resize(tiny, (w, h), interpolation=cv2.INTER_LINEAR), np.float32)
+            if width is not None:
+                img = _seen_at(img, width)
+            elif small and rng.random() < small:
+                img = _seen_at(img, int(rng.integers(9, 30)))
             out[i * n + j] = np.clip(img, 0, 255).astype(np.uint8)
     return out
+
+
+def _seen_at(img: npt.NDArray[np.float32], width: int) -> npt.NDArray[np.float32]:
+    """``img`` as a tile ``width`` pixels wide looks once cut out and blown up to the crop size."""
+    h, w = img.shape[:2]
+    tiny = cv2.resize(img, (width, max(4, round(width * h / w))), interpolation=cv2.INTER_AREA)
+    return np.asarray(cv2.resize(tiny, (w, h), interpolation=cv2.INTER_LINEAR), np.float32)
 
 
 AUGMENT = 8

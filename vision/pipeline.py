@@ -308,7 +308,7 @@ class TileRecognizer:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if len(q) == 0:
             return Detections.empty()
-        from vision.classify import TURN_ASPECT
+        from vision.classify import TURN_ASPECT, quad_width_px
 
         table = tile_px is not None
         clf = self.table_classifier if table else self.classifier
@@ -317,7 +317,7 @@ class TileRecognizer:
         res = clf.classify_quads(image_bgr, q, turn_below=None if table else TURN_ASPECT)
         prototypes = self.table_prototypes if table else self.prototypes
         if prototypes is not None:
-            res = prototypes.apply(res)
+            res = prototypes.apply(res, tile_px=quad_width_px(q) if table else None)
         return Detections.from_quads(
             q,
             list(res.codes),
@@ -362,14 +362,18 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     ``small``: the share of the jittered copies shrunk to table size, as for the table reader's
     classifier, :data:`vision.enroll.TABLE_SMALL`).  A set the classifier already reads well on
     its own (:func:`vision.tileset.base_agreement`) has its prototypes weighed less
-    (:func:`vision.tileset.set_weight`): enrolling a set the model knows must not read it worse."""
+    (:func:`vision.tileset.set_weight`): enrolling a set the model knows must not read it worse.
+    For the table reader's classifier (``small``), each code also gets prototypes at the widths
+    that far tiles look (:func:`vision.tileset.sized_prototypes`), made from the stored crops."""
     from vision.runtime import sha256_of
     from vision.tileset import (
+        SIZED_WIDTHS,
         TileSetPrototypes,
         base_agreement,
         for_classifier,
         load_tileset,
         set_weight,
+        sized_prototypes,
         stored_crops,
     )
 
@@ -381,7 +385,10 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
         agreement = float(tileset.meta["copies_agreement"])
     elif crops is not None and len(crops) == len(tileset.codes):
         agreement = base_agreement(tileset, classifier, crops, small=small)
-    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement))
+    sized = None
+    if small and crops is not None and len(crops) == len(tileset.codes):
+        sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
+    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement), sized=sized)
     refiner.agreement = agreement
     return refiner
 
