@@ -25,6 +25,13 @@ WEAK_GAP = 1.6
 """A gap past :data:`SOFT_GAP` but under this many tile widths still parts two runs by default,
 but where one side is too short to be an exposure (under 3 tiles) and both sides are one kind,
 joining them is an option too: the rules then prefer whichever reading flags less."""
+HOLE_GAP = (1.9, 2.3)
+"""Two runs this many tile widths apart (centre to centre: a gap about one tile wide, wider than
+any gap between exposures) have room for a tile between them that the camera missed or a hand
+hides.  Where one side is too short to be an exposure and both are one kind, joining them is an
+option too, as across a :data:`WEAK_GAP`: a kong of 6 Dots whose third tile the localiser lost
+read ``6D | 6D J`` and was flagged twice (a single exposed, a joker in a pair; ``km-jade``
+enrolled, 1280x720, seventeenth session)."""
 MAX_SOFT = 4
 """A row with more soft gaps than this is cut at each as the default choice says (no options)."""
 
@@ -194,7 +201,7 @@ def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) 
     for prev, cur in zip(row, row[1:], strict=False):
         gap = (tiles[cur].along - tiles[prev].along) / w
         if gap > hi:
-            if gap <= WEAK_GAP:
+            if gap <= WEAK_GAP or HOLE_GAP[0] <= gap <= HOLE_GAP[1]:
                 weak.append(len(hard))
             hard.append([])
             soft.append([])
@@ -226,13 +233,15 @@ def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) 
 
 def _join_weak(tiles: Sequence[SeenTile], hard: list[list[int]], soft: list[list[int]],
                weak: list[int]) -> tuple[list[list[int]], list[list[int]]]:
-    """Hard runs parted by a weak gap (:data:`WEAK_GAP`) joined again, the gap made soft and cut
-    by default, where one side is under 3 tiles and both sides are one kind (or one is jokers)."""
-    for k in sorted(weak, reverse=True):
+    """Hard runs parted by a weak gap (:data:`WEAK_GAP`, :data:`HOLE_GAP`) joined again, the gap
+    made soft and cut by default, where one side is under 3 tiles and both sides are one kind (or
+    one is jokers)."""
+    def joinable(k: int) -> bool:  # judged on the runs as the gaps part them, before any join
         left, right = [tiles[i].code for i in hard[k - 1]], [tiles[i].code for i in hard[k]]
         a, b = [c for c in left if c != JOKER], [c for c in right if c != JOKER]
-        if min(len(left), len(right)) >= 3 or (a and b and a[-1] != b[0]):
-            continue
+        return min(len(left), len(right)) < 3 and not (a and b and a[-1] != b[0])
+
+    for k in sorted([k for k in weak if joinable(k)], reverse=True):
         at = len(hard[k - 1])
         soft[k - 1] = soft[k - 1] + [at] + [at + j for j in soft[k]]
         hard[k - 1] = hard[k - 1] + hard[k]

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from table_helpers import exps, flags_of, player, read, table
+from table_helpers import CARD, exps, flags_of, player, read, table
 
 from companion.rules.card import load_card
 from companion.rules.tiles import parse_tiles
+from companion.table import TableReader
 from companion.table_group import (
     SeenTile,
     group_exposures,
@@ -74,10 +75,25 @@ def test_gap_splits_same_kind_and_order_follows_the_rack() -> None:
         ("6B 6B 6B 6B", [1, 1, 12], [[[0, 1, 2, 3]], [[0, 1, 2], [3]]]),
         ("5B 5B 5B 5B J J", [1, 1, 12, 1, 1], [[[0, 1, 2], [3, 4, 5]]]),
         ("6B 6B 6B 6B", [1, 2, 1], [[[0, 1, 2, 3]]]),  # below it: touching
+        # a hole about one tile wide (2.0 widths): a tile may be missing, so a short side may join
+        ("6D 6D J", [25, 1], [[[0, 1, 2]], [[0], [1, 2]]]),
+        ("6D 6D 6D 6D J", [1, 1, 25, 1], [[[0, 1, 2, 3, 4]], [[0, 1, 2], [3, 4]]]),
+        ("6D 6D 6D 6D 6D 6D", [1, 1, 25, 1, 1], [[[0, 1, 2], [3, 4, 5]]]),  # both sides exposures
+        ("5B 5B 6D J", [1, 25, 1], [[[0, 1], [2, 3]]]),  # other kinds
+        ("6D 6D J", [34, 1], [[[0], [1, 2]]]),  # 2.4 widths: apart
     ],
 )
 def test_a_gap_in_the_soft_band_is_read_both_ways(codes: str, gaps: list[float], options: list[list[list[int]]]) -> None:
     assert grouping_options(_row(codes, gaps)) == options
+
+
+def test_each_gap_is_judged_on_the_runs_it_parts_before_any_join() -> None:
+    """A kong of 3 Bams parted by a weak gap from its fourth tile, then a soft gap to a 5 Dot and a
+    hole to the other: joining the 5 Dots first must not make the 3 Bam's side look long enough to
+    stand alone (seventeenth session, ``km-jade`` enrolled at 1280x720: the kong was lost)."""
+    options = grouping_options(_row("3B 3B 3B 3B 5D 5D", [1, 1, 9, 8, 27]))
+    assert [[0, 1, 2, 3], [4, 5]] in options
+    assert [[0, 1, 2], [3], [4, 5]] in options
 
 
 def test_a_runs_end_is_open_only_towards_a_near_run() -> None:
@@ -204,3 +220,20 @@ def test_loose_tiles_are_turned_to_their_edges_and_rack_tiles_left_square() -> N
     assert np.allclose(q_mm, q_top / s, atol=1e-3)
     empty = np.zeros((0, 4, 2), np.float32)
     assert turn_loose_tiles(SIAMESE_LAYOUT, top, empty, empty, to_table)[0].shape == (0, 4, 2)
+
+
+def test_a_tile_missed_inside_an_exposure_makes_no_false_flag() -> None:
+    """The camera misses the second 5 Dot of ``5D 5D 5D J``: the hole is about one tile wide, so
+    ``5D | 5D J`` is also read ``5D 5D J``, and the rack is not flagged for a single exposed or a
+    joker in a pair; the player's count, one short, is (seventeenth session: ``km-jade`` enrolled,
+    1280x720, a kong of 6 Dots flagged twice)."""
+    r = table(player("P1", exps("5B J 5B", "5D 5D 5D J")))
+    whole = read(r)
+    assert whole.zones["P1-A"].exposures == exps("5B J 5B", "5D 5D 5D J")
+    assert not [f for f in whole.flags if f.kind != "view"]
+    det = r.detections()
+    fives = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "5D"]
+    missed = TableReader(r.layout, card=CARD).read(r.image, det[np.arange(len(det)) != fives[1]])
+    assert missed.zones["P1-A"].exposures == exps("5B J 5B", "5D 5D J")
+    judged = [f.message for f in missed.flags if f.kind in ("tile_count", "joker", "wrong_rack")]
+    assert len(judged) == 1 and judged[0].startswith("player 1 shows 26 tiles")  # the count alone
