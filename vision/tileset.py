@@ -170,7 +170,7 @@ SIZED_MAX_PX = 13.0
 """Tiles wider than this keep the blended prototypes alone.  Sized prototypes up to 30 px read
 those 50 tables' tiles about as well (88.5 / 85.0 %), but at 1920x1080 they made a tile of
 ``xm-dorothys`` surer of a wrong code, and a false dead-hand call with it, and a false
-``tile_count`` over ``font-symbola``; above 14 px the blend already reads 98 % of tiles."""
+``tile_count`` over ``font-symbola``; from 14 px up the blend already reads 97-98 % of tiles."""
 
 
 def sized_prototypes(
