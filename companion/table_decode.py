@@ -102,18 +102,10 @@ def _length_transitions(kinds: tuple[str, ...], switch: float, short: float) -> 
     return t
 
 
-def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
-                temper: float = 1.0, short: float = 1.0, open_ends: tuple[bool, bool] = (False, False)
-                ) -> tuple[list[str], FloatArray, FloatArray, list[int], FloatArray, FloatArray]:
-    """Forward-backward over kinds: kinds, P(tile i is natural kind k) (n, K), P(tile i is a joker)
-    (n,), the likeliest kind of each tile's exposure (Viterbi), and the natural and joker terms of
-    each tile's evidence under each kind (n, K).
-
-    ``temper`` < 1 raises the whole model (evidence, joker prior, boundary and length odds) to
-    that power.  ``short`` < 1 (without chows) makes the chain count each exposure's tiles and
-    weigh an exposure of one or two tiles by these odds (:data:`SHORT`), except at an end of the
-    run that ``open_ends`` (start, end) says may go on past a narrow gap.
-    """
+def _evidence(p: FloatArray, names: list[str], jokers: bool,
+              temper: float = 1.0) -> tuple[list[str], FloatArray, FloatArray]:
+    """Kinds, and the natural and joker terms of each tile's evidence under each kind (n, K),
+    the model raised to ``temper``."""
     p = p ** temper
     n = len(p)
     kinds = [c for c in names if c not in (JOKER, BACK)]
@@ -123,37 +115,50 @@ def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
     pk = pk / np.maximum(total, 1e-12)[:, None]
     pj = pj / np.maximum(total, 1e-12)
     share = JOKER_SHARE if jokers else 0.0
-    natural = (1 - share) ** temper * pk + 1e-9
-    joker = share ** temper * pj[:, None]
+    return kinds, (1 - share) ** temper * pk + 1e-9, share ** temper * pj[:, None]
+
+
+def _likeliest(p: FloatArray, names: list[str], jokers: bool, chows: bool, short: float,
+               open_ends: tuple[bool, bool]) -> tuple[list[str], list[int], FloatArray, FloatArray]:
+    """Kinds, the likeliest kind of each tile's exposure (Viterbi), and the natural and joker
+    terms of each tile's evidence (n, K).  With ``short`` < 1 (without chows) the chain runs over
+    (kind, tiles so far) states and weighs an exposure of one or two tiles by ``short``
+    (:data:`SHORT`), except at an end of the run that ``open_ends`` (start, end) says may go on
+    past a narrow gap."""
+    kinds, natural, joker = _evidence(p, names, jokers)
+    emit, k = natural + joker, len(kinds)
+    if not (short < 1.0 and not chows):
+        return kinds, _viterbi(emit, _transitions(tuple(kinds), chows, SWITCH)), natural, joker
+    start = np.zeros(LENGTHS * k)
+    first = LENGTHS - 1 if open_ends[0] else 0  # an open start: its exposure began before
+    start[first * k:(first + 1) * k] = 1.0
+    final = np.ones(LENGTHS * k) if open_ends[1] else np.repeat(_ends(short), k)
+    states = _viterbi(np.tile(emit, (1, LENGTHS)), _length_transitions(tuple(kinds), SWITCH, short), start, final)
+    return kinds, [s % k for s in states], natural, joker
+
+
+def _posteriors(p: FloatArray, names: list[str], jokers: bool, chows: bool,
+                temper: float = 1.0) -> tuple[list[str], FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Forward-backward over kinds, without the length odds (they choose codes, never how sure a
+    tile is): kinds, P(tile i is natural kind k) (n, K), P(tile i is a joker) (n,), and the natural
+    and joker terms of each tile's evidence under each kind (n, K).  ``temper`` < 1 raises the
+    whole model (evidence, joker prior and boundary odds) to that power.
+    """
+    kinds, natural, joker = _evidence(p, names, jokers, temper)
     emit = natural + joker  # (n, K): the tile under an exposure of kind k
-    k = len(kinds)
-    lengths = short < 1.0 and not chows
-    if lengths:
-        trans = _length_transitions(tuple(kinds), SWITCH ** temper, short ** temper)
-        s_emit = np.tile(emit, (1, LENGTHS))
-        start = np.zeros(LENGTHS * k)
-        first = LENGTHS - 1 if open_ends[0] else 0  # an open start: its exposure began before
-        start[first * k:(first + 1) * k] = 1.0
-        final = np.ones(LENGTHS * k) if open_ends[1] else np.repeat(_ends(short ** temper), k)
-    else:
-        trans = _transitions(tuple(kinds), chows, SWITCH ** temper)
-        s_emit, start, final = emit, np.ones(k), np.ones(k)
-    fwd = np.empty_like(s_emit)
-    f = start * s_emit[0]
-    fwd[0] = f / f.sum()
-    for i in range(1, n):
-        f = (fwd[i - 1] @ trans) * s_emit[i]
+    trans = _transitions(tuple(kinds), chows, SWITCH ** temper)
+    fwd = np.empty_like(emit)
+    fwd[0] = emit[0] / emit[0].sum()
+    for i in range(1, len(emit)):
+        f = (fwd[i - 1] @ trans) * emit[i]
         fwd[i] = f / f.sum()
-    bwd = np.empty_like(s_emit)
-    bwd[n - 1] = final / final.sum()
-    for i in range(n - 2, -1, -1):
-        b = trans @ (s_emit[i + 1] * bwd[i + 1])
+    bwd = np.ones_like(emit)
+    for i in range(len(emit) - 2, -1, -1):
+        b = trans @ (emit[i + 1] * bwd[i + 1])
         bwd[i] = b / b.sum()
     post = fwd * bwd
-    post = post.reshape(n, -1, k).sum(axis=1)  # the counts summed out
     post /= post.sum(axis=1, keepdims=True)  # (n, K): P(tile i lies in an exposure of kind k)
-    path = [s % k for s in _viterbi(s_emit, trans, start, final)]
-    return kinds, post * natural / emit, (post * joker / emit).sum(axis=1), path, natural, joker
+    return kinds, post * natural / emit, (post * joker / emit).sum(axis=1), natural, joker
 
 
 def _viterbi(emit: FloatArray, trans: FloatArray, start: FloatArray | None = None,
@@ -214,10 +219,10 @@ def read_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, 
     """
     names = list(classes)
     p = np.asarray(probs, np.float64).reshape(-1, len(names))
-    kinds, _, _, path, natural, joker = _posteriors(p, names, jokers, chows, short=short, open_ends=open_ends)
+    kinds, path, natural, joker = _likeliest(p, names, jokers, chows, short, open_ends)
     # how sure each code is comes from the chain without the length odds: they may choose a
     # tile's code, never make it surer (nor narrow the plausible readings a dead call weighs)
-    _, t_nat, t_jok, _, t_natural, t_joker = _posteriors(p, names, jokers, chows, TEMPER)
+    _, t_nat, t_jok, t_natural, t_joker = _posteriors(p, names, jokers, chows, TEMPER)
     codes, conf = [], []
     for i, k in enumerate(path):
         if joker[i, 0] > natural[i, k]:
