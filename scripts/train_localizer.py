@@ -337,6 +337,7 @@ class Source:
         table_frac: float = 0.0, table_frames: int = 60, top_down: float = 0.0,
         american: float = 0.0,
         backs: float = 0.0,
+        in_view: bool = False,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -347,11 +348,12 @@ class Source:
         if synth_frac > 0:
             from scripts.synth_scenes import SceneMaker, american_scene_faces
 
-            self.synth = SceneMaker(seed=seed)
+            self.synth = SceneMaker(seed=seed, in_view=in_view)
         self.american_frac = american
         self.american = None
         if synth_frac > 0 and american > 0:
-            self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), back_share=backs)
+            self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), back_share=backs,
+                                      in_view=in_view)
         self.table_frac = table_frac
         self.table = TablePool(table_frames, seed, top_down) if table_frac > 0 else None
 
@@ -482,6 +484,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="share of the synthetic scenes drawn with an American set's faces (american_scene_faces)")
     ap.add_argument("--backs", type=float, default=0.0,
                     help="in the American scenes, the share of tiles drawn as plain backs (BK; default: as any code)")
+    ap.add_argument("--in-view", action="store_true",
+                    help="synthetic scenes whose perspective only widens the table (no mirrored border) and whose "
+                         "truth holds only tiles mostly in the picture (SceneMaker(in_view=True)); the committed "
+                         "models trained without it")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
@@ -565,7 +571,7 @@ def train(args: argparse.Namespace) -> None:
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
-                    args.top_down, args.american, args.backs)
+                    args.top_down, args.american, args.backs, args.in_view)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

@@ -167,6 +167,43 @@ def test_scene_backs_share() -> None:
     assert SceneMaker(seed=3, faces=no_backs, back_share=0.5).back_share == 0.0
 
 
+def test_in_view_scenes_keep_their_truth_in_the_picture() -> None:
+    """``in_view`` (the benchmark's scenes): every truth tile lies mostly in the picture.  The
+    legacy scenes, drawn from the same random draws, have tiles the camera's perspective moved out
+    of the picture while they stayed in the truth."""
+    from scripts.synth_scenes import SceneMaker, american_scene_faces, in_view
+
+    faces = american_scene_faces(5)
+    out_legacy = out_new = total = 0
+    for k in range(12):
+        old = SceneMaker(seed=3, faces=faces).scene(320, 240, np.random.default_rng(k), short=(30.0, 50.0))
+        new = SceneMaker(seed=3, faces=faces, in_view=True).scene(320, 240, np.random.default_rng(k),
+                                                                  short=(30.0, 50.0))
+        out_legacy += int((~in_view(old.quads, 320, 240)).sum())
+        out_new += int((~in_view(new.quads, 320, 240)).sum())
+        total += len(new.codes)
+        assert len(new.codes) == len(new.quads) <= len(old.codes)
+    assert total > 30
+    assert out_new == 0 < out_legacy
+
+
+def test_widened_perspective_fills_the_picture_from_the_table() -> None:
+    """``camera_effects(widen_only=True)`` never fills a border: a plain picture with a red frame
+    one pixel wide loses its frame past the picture's edges, where the legacy perspective pulls it
+    (and its mirror image) inside."""
+    from scripts.synth_scenes import camera_effects
+
+    inside_red = {True: 0, False: 0}
+    for widen in (True, False):
+        for k in range(8):
+            img = np.full((120, 160, 3), 128, np.uint8)
+            img[0, :] = img[-1, :] = img[:, 0] = img[:, -1] = (0, 0, 255)
+            out, _ = camera_effects(img, np.zeros((0, 4, 2), np.float32), np.random.default_rng(k), widen_only=widen)
+            red = (out[..., 2].astype(int) - out[..., 1].astype(int)) > 60
+            inside_red[widen] += int(red[3:-3, 3:-3].sum())
+    assert inside_red[True] == 0 < inside_red[False]
+
+
 @needs_torch
 def test_recolour_turns_hues_and_keeps_shapes() -> None:
     """``--recolour``: a green-on-ivory crop comes back in other inks or grey, its shape unchanged."""
@@ -234,3 +271,14 @@ def test_wide_mix3_draws_dorwhite_and_unifont_and_leaves_the_other_pools_alone()
     assert {"J", "F", "BK", "WD", "1C", "9B"} <= set(faces)  # American: jokers, flowers, backs, soaps
     x, codes = tc.frame_crops(7, tc.WIDE3_SOURCE, 0.7)
     assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10
+
+
+def test_bench_ignores_detections_on_tiles_out_of_the_truth() -> None:
+    """``bench_vision.inside_quads``: a point inside a tilted quad (either winding) is in; a point in
+    its axis-aligned bounds but outside the quad is not."""
+    from scripts.bench_vision import inside_quads
+
+    diamond = np.array([[[10, 0], [20, 10], [10, 20], [0, 10]]], np.float32)
+    points = np.array([[10, 10], [2, 2], [18, 18], [11, 3], [30, 10]], np.float32)
+    assert inside_quads(points, diamond)[:, 0].tolist() == [True, False, False, True, False]
+    assert inside_quads(points, diamond[:, ::-1])[:, 0].tolist() == [True, False, False, True, False]
