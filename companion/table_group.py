@@ -96,6 +96,10 @@ def thin_row(along: Sequence[float], weight: Sequence[float], min_pitch: float) 
 RUN_TOUCH_MM = 4.0
 """Localised tiles of one rack row whose extents come within this many millimetres of each other
 lie in one touching run (tiles of an exposure lie 0.3-1.5 mm apart, exposures about 10 mm)."""
+RUN_STEP = 1.3
+"""... and so do neighbours whose centres lie within this many tile widths, whatever their
+extents: the localiser's boxes can leave 5-9 mm between two touching tiles (eighteenth session,
+1920x1080 table 30), where two exposures' neighbouring tiles lie 1.42-1.83 widths apart."""
 RUN_SLACK = 0.25
 """A run is recounted from its extent only when the extent is within this many tiles of a whole
 number of them."""
@@ -105,39 +109,42 @@ RUN_JOINT_MM = 0.8
 
 def refit_runs(lo: Sequence[float], hi: Sequence[float], width: float, min_pitch: float,
                touch: float = RUN_TOUCH_MM, slack: float = RUN_SLACK,
-               joint: float = RUN_JOINT_MM) -> list[tuple[list[int], list[float]]]:
+               joint: float = RUN_JOINT_MM, step: float = RUN_STEP) -> list[tuple[list[int], list[float]]]:
     """Touching runs of one rack row whose detections contradict the run's length.
 
     ``lo``/``hi``: each localised tile's extent along the row (mm); ``width``: a tile's width;
     ``min_pitch``: the closest two tiles of a row can lie (centre to centre).  Tiles on a rack
     touch edge to edge, so a run that spans about n tile widths holds n tiles.  A run is refitted
-    only when its extent is within ``slack`` of a whole number n of tiles, n differs from the
-    detections it holds, and the detections show why: for fewer tiles, two centres closer than
-    ``min_pitch`` (one tile found twice, or a phantom between two); for more, a hole of over 1.5
-    widths between neighbours or one box over 1.5 widths long (two tiles found as one).  Returns
+    only when its extent is within ``slack`` of a whole number n of tiles and the detections show
+    that they are miscounted or misplaced: for n no more than the detections, two centres closer
+    than ``min_pitch`` (one tile found twice, a phantom between two, or, where the count agrees,
+    a tile found off its place, which thinning to one tile per pitch would drop); for more, a hole
+    of over 1.5 widths between neighbours or one box over 1.5 widths long (two tiles found as
+    one).  Returns
     ``(indexes of the run's detections, centres along the row of the n tiles laid evenly over
     its extent)`` for each refitted run.
     """
     order = sorted(range(len(lo)), key=lambda i: (lo[i] + hi[i]) / 2)
     runs: list[list[int]] = []
-    end = -float("inf")
+    end, last = -float("inf"), -float("inf")
     for i in order:
-        if not runs or lo[i] - end > touch:
+        mid = (lo[i] + hi[i]) / 2
+        if not runs or (lo[i] - end > touch and mid - last > step * width):
             runs.append([])
             end = hi[i]
         runs[-1].append(i)
-        end = max(end, hi[i])
+        end, last = max(end, hi[i]), mid
     out: list[tuple[list[int], list[float]]] = []
     for run in runs:
         start, stop = min(lo[i] for i in run), max(hi[i] for i in run)
         span = stop - start
         x = (span + joint) / (width + joint)
         n = max(1, round(x))
-        if n == len(run) or abs(x - n) > slack:
+        if abs(x - n) > slack:
             continue
         centres = sorted((lo[i] + hi[i]) / 2 for i in run)
         steps = [b - a for a, b in zip(centres, centres[1:], strict=False)]
-        if n < len(run):
+        if n <= len(run):
             explained = bool(steps) and min(steps) < min_pitch
         else:
             explained = (bool(steps) and max(steps) > 1.5 * width) or max(hi[i] - lo[i] for i in run) > 1.5 * width

@@ -162,6 +162,24 @@ def test_refit_runs_merges_one_tile_found_twice() -> None:
     assert [round(c) for c in fits[0][1]] == [12, 37, 62]
 
 
+def test_refit_runs_lays_evenly_a_run_whose_count_fits_but_two_centres_crowd() -> None:
+    # White Dragon, White Dragon, Joker (1920x1080 table 30; true centres 346, 370, 396): three
+    # boxes over three tiles, but two of them 14 mm apart.  Thinning to one tile per pitch would
+    # drop a real tile, so the three are laid evenly over the run instead
+    fits = refit_runs(*_extents((340.6, 363.6), (353.0, 378.8), (385.2, 408.7)), W, 0.72 * W)
+    assert len(fits) == 1 and fits[0][0] == [0, 1, 2]
+    assert [round(c) for c in fits[0][1]] == [352, 375, 397]
+
+
+def test_refit_runs_keeps_a_run_whole_across_a_gap_in_its_boxes() -> None:
+    # four 3 Bams (1920x1080 table 30): five boxes, one tile found twice, and a 5 mm gap between
+    # two boxes' ends; their centres lie 30 mm apart, closer than two exposures' tiles
+    fits = refit_runs(*_extents((417.5, 443.1), (442.7, 466.1), (455.8, 480.7), (486.0, 511.0), (492.2, 517.9)),
+                      W, 0.72 * W)
+    assert len(fits) == 1 and fits[0][0] == [0, 1, 2, 3, 4]
+    assert [round(c) for c in fits[0][1]] == [430, 455, 480, 505]
+
+
 def test_refit_runs_leaves_consistent_and_unexplained_runs_alone() -> None:
     # a correct run, then 12 mm further a second correct run: nothing to refit
     assert refit_runs(*_extents((0.0, 24.0), (25.0, 49.0), (61.0, 85.0), (86.0, 110.0)), W, 0.72 * W) == []
