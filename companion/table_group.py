@@ -120,9 +120,8 @@ def refit_runs(lo: Sequence[float], hi: Sequence[float], width: float, min_pitch
     than ``min_pitch`` (one tile found twice, a phantom between two, or, where the count agrees,
     a tile found off its place, which thinning to one tile per pitch would drop); for more, a hole
     of over 1.5 widths between neighbours or one box over 1.5 widths long (two tiles found as
-    one).  Returns
-    ``(indexes of the run's detections, centres along the row of the n tiles laid evenly over
-    its extent)`` for each refitted run.
+    one).  Returns ``(indexes of the run's detections, centres along the row of the n tiles laid
+    evenly over its extent)`` for each refitted run.
     """
     order = sorted(range(len(lo)), key=lambda i: (lo[i] + hi[i]) / 2)
     runs: list[list[int]] = []
