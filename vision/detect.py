@@ -99,17 +99,42 @@ def refine_angles(
 
     The localiser's angle head learned little beyond the quarter turns (its photos have upright
     boxes), so a tile lying at 20 degrees comes back upright: its crop cuts the face's corners and
-    takes in its neighbours.  A tile's edges are two perpendicular families of gradients, so the
-    fourth power of the gradient (as a complex number, normalised by its magnitude, summed over the
-    patch) points at four times their angle.  Where that sum holds at least ``coherence`` of the
-    gradient energy, the quad takes the nearest such angle to its own (the long axis stays the
-    long axis).  Gradients are taken once on the image shrunk by the whole factor that brings it
-    nearest ``work_long_side``; patch sums come from one integral image, so it costs a few ms
-    whatever the tile count.
+    takes in its neighbours.  A quad is turned (:func:`edge_turns`) where at least ``coherence``
+    of the gradient energy around it agrees on one square orientation.
+    """
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    turned, strength = edge_turns(image_bgr, q, reach, work_long_side)
+    return np.where((strength >= coherence)[:, None, None], turned, as_rects(q)).astype(np.float32)
+
+
+def as_rects(quads: FloatArray) -> FloatArray:
+    """Quads redrawn as the rotated rectangles :func:`quad_params` measures (corners from the
+    upright tile's top-left, as :func:`rect_quads` orders them)."""
+    p = quad_params(np.asarray(quads, np.float32).reshape(-1, 4, 2))
+    return rect_quads(p[:, 0], p[:, 1], p[:, 2], p[:, 3], p[:, 4])
+
+
+def edge_turns(
+    image_bgr: npt.NDArray[np.uint8],
+    quads: FloatArray,
+    reach: float = ANGLE_REACH,
+    work_long_side: int = 256,
+) -> tuple[FloatArray, FloatArray]:
+    """``(turned (N, 4, 2), strength (N,))``: each quad turned to the orientation of the edges
+    around it, and the share of the gradient energy there that agrees on it (0 where the patch is
+    too small or blank).
+
+    A tile's edges are two perpendicular families of gradients, so the fourth power of the
+    gradient (as a complex number, normalised by its magnitude, summed over a square patch
+    reaching ``reach`` half long sides from the tile's centre) points at four times their angle;
+    the quad takes the nearest such angle to its own (the long axis stays the long axis).
+    Gradients are taken once on the image shrunk by the whole factor that brings it nearest
+    ``work_long_side``; patch sums come from one integral image, so it costs a few ms whatever
+    the tile count.
     """
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     if len(q) == 0:
-        return q
+        return q, np.zeros(0, np.float32)
     h, w = image_bgr.shape[:2]
     k = max(1, min(round(max(h, w) / work_long_side), h // 8, w // 8))  # a whole factor: fast
     grey = cv2.cvtColor(
@@ -134,13 +159,14 @@ def refine_angles(
     x0, x1 = np.clip(cx - r, 0, sw).astype(int), np.clip(cx + r + 1, 0, sw).astype(int)
     y0, y1 = np.clip(cy - r, 0, sh).astype(int), np.clip(cy + r + 1, 0, sh).astype(int)
     re, im, total = (sums[y1, x1] - sums[y0, x1] - sums[y1, x0] + sums[y0, x0]).T
-    ok = (x1 - x0 >= 3) & (y1 - y0 >= 3) & (total > 1e-6) & (np.hypot(re, im) >= coherence * total)
+    usable = (x1 - x0 >= 3) & (y1 - y0 >= 3) & (total > 1e-6)
+    strength = np.where(usable, np.hypot(re, im) / np.maximum(total, 1e-6), 0.0).astype(np.float32)
     # a tile whose long axis is theta from the vertical has edge normals at theta (mod 90 degrees)
     cand = (np.arctan2(im, re) / 4)[:, None] + np.arange(-3, 4) * (np.pi / 2)
     best = cand[np.arange(len(cand)), np.argmin(np.abs(cand - params[:, 4:5]), axis=1)]
     out = params.copy()
-    out[:, 4] = np.where(ok, best, params[:, 4])
-    return rect_quads(out[:, 0], out[:, 1], out[:, 2], out[:, 3], out[:, 4])
+    out[:, 4] = np.where(usable, best, params[:, 4])
+    return rect_quads(out[:, 0], out[:, 1], out[:, 2], out[:, 3], out[:, 4]), strength
 
 
 def quad_iou_boxes(a: FloatArray, b: FloatArray) -> FloatArray:

@@ -19,7 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.classify import quad_aspect
-from vision.detect import TileLocalizer, drop_covered, refine_angles
+from vision.detect import (
+    ANGLE_COHERENCE,
+    TileLocalizer,
+    as_rects,
+    drop_covered,
+    edge_turns,
+    quad_params,
+)
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
 from vision.types import Detections
@@ -70,6 +77,14 @@ localiser and not the next (0.8 read 0.838 with the sixth session's localiser an
 ninth's, 1.0 read 0.751 and 0.799), where choosing among these by the reading came within 0.006 of
 each model's best fixed target (0.832 and 0.795) and read the squeezed test photo right both ways
 round (docs/recognition.md, "Squeezed photos")."""
+WEAK_COHERENCE = 0.12
+"""Where this share of the gradient energy around a photo's quad (but less than
+:data:`vision.detect.ANGLE_COHERENCE`) agrees on a turn, the quad is read both ways and keeps the
+surer reading (:meth:`TileRecognizer._turned`): a tile at 30-60 degrees among busy print, shadow
+edges and neighbours came back upright, its box half the size of its bounds."""
+DOUBT_TURN = float(np.radians(10.0))
+"""... when the turn would move the quad by at least this much."""
+
 PHOTO_BOX_SCALE = 0.95
 """On a photo (no ``tile_px``), each reported ``box`` is the quad's bounds scaled by this about
 its centre (the quad, which the classifier reads, is left as it is).  ``tiles-photos-v4/valid``
@@ -178,9 +193,9 @@ class TileRecognizer:
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
-        work, quads, objectness, back, det = self._localize(img, tile_px)
+        work, quads, objectness, back, det, alt = self._localize(img, tile_px)
         if det is None:  # crops from the unsqueezed image when there is one
-            det = self.classify(work, quads, tile_px)
+            det = self._read_turns(work, self.classify(work, quads, tile_px), alt)
         if back is not None:
             det = Detections.from_quads(
                 det.quads * back,
@@ -217,7 +232,7 @@ class TileRecognizer:
         (:func:`vision.detect.refine_angles`), and a photo squeezed along one axis is localised
         again unsqueezed (:data:`SQUEEZED_ASPECT`; choosing how far reads the tiles).
         """
-        _, quads, score, back, _ = self._localize(image_bgr, tile_px)
+        _, quads, score, back, _, _ = self._localize(image_bgr, tile_px)
         return (quads if back is None else (quads * back).astype(np.float32)), score
 
     def _localize(
@@ -228,19 +243,69 @@ class TileRecognizer:
         npt.NDArray[np.float32],
         npt.NDArray[np.float32] | None,
         Detections | None,
+        npt.NDArray[np.float32] | None,
     ]:
-        """``(image, quads, objectness, back, read)``: quads in ``image``, which is ``image_bgr``
-        or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors) maps them back;
-        ``read``: the tiles already classified in ``image`` (a squeezed photo), else None."""
+        """``(image, quads, objectness, back, read, alt)``: quads in ``image``, which is
+        ``image_bgr`` or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors)
+        maps them back; ``read``: the tiles already classified in ``image`` (a squeezed photo),
+        else None; ``alt``: each quad's doubtful turn (:meth:`_turned`), to be read too."""
         quads, score = self._localize_once(image_bgr, tile_px)
         if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
-            return image_bgr, quads, score, None, None
+            return image_bgr, quads, score, None, None, None
         aspect, axis = squeeze_of(quads)
         if self.input_long_side is None and aspect > SQUEEZED_ASPECT:
-            return self._unsqueezed(image_bgr, aspect, axis)
-        quads = refine_angles(image_bgr, quads)
-        keep = drop_covered(quads, score)  # a second box on one tile, seen once turned
-        return image_bgr, quads[keep], score[keep], None, None
+            return (*self._unsqueezed(image_bgr, aspect, axis), None)
+        quads, score, alt = self._turned(image_bgr, quads, score)
+        return image_bgr, quads, score, None, None, alt
+
+    def _turned(
+        self, image_bgr: npt.NDArray[np.uint8], quads: npt.NDArray[np.float32], score: npt.NDArray[np.float32]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """A photo's quads turned to their tiles' edges, a second box on one tile dropped:
+        ``(quads, score, alt)``.
+
+        A quad is turned where the edges around it agree (:data:`vision.detect.ANGLE_COHERENCE`).
+        Where they agree only weakly (:data:`WEAK_COHERENCE`) and would turn it by at least
+        :data:`DOUBT_TURN`, the turn is a doubt: ``alt`` holds the turned quad (NaN elsewhere) and
+        :meth:`_read_turns` keeps whichever reads surer.
+        """
+        turned, strength = edge_turns(image_bgr, quads)
+        sure = strength >= ANGLE_COHERENCE
+        out = np.where(sure[:, None, None], turned, as_rects(quads)).astype(np.float32)
+        swing = np.abs(quad_params(turned)[:, 4] - quad_params(out)[:, 4])
+        swing = np.minimum(swing, np.pi - swing)
+        doubt = ~sure & (strength >= WEAK_COHERENCE) & (swing >= DOUBT_TURN)
+        alt = np.where(doubt[:, None, None], turned, np.nan).astype(np.float32)
+        keep = drop_covered(out, score)  # a second box on one tile, seen once turned
+        return out[keep], score[keep], alt[keep]
+
+    def _read_turns(
+        self, image_bgr: npt.NDArray[np.uint8], det: Detections, alt: npt.NDArray[np.float32] | None
+    ) -> Detections:
+        """``det`` with each doubtfully turned tile (``alt``, :meth:`_turned`) read turned too, and
+        the turn kept where that reading is surer."""
+        if alt is None or not len(det):
+            return det
+        idx = np.flatnonzero(~np.isnan(alt[:, 0, 0]))
+        if not len(idx):
+            return det
+        other = self.classify(image_bgr, alt[idx])
+        win = other.confidence > det.confidence[idx]
+        if not win.any():
+            return det
+        rows, src = idx[win], np.flatnonzero(win)
+        quads, codes, conf = det.quads.copy(), det.codes.copy(), det.confidence.copy()
+        quads[rows], codes[rows], conf[rows] = other.quads[src], other.codes[src], other.confidence[src]
+        extra: dict[str, Any] = {"classes": det.classes}
+        if det.embeddings is not None and other.embeddings is not None:
+            emb = det.embeddings.copy()
+            emb[rows] = other.embeddings[src]
+            extra["embeddings"] = emb
+        if det.probs is not None and other.probs is not None:
+            probs = det.probs.copy()
+            probs[rows] = other.probs[src]
+            extra["probs"] = probs
+        return Detections.from_quads(quads, list(codes), conf, **extra)
 
     def _unsqueezed(
         self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int
@@ -260,13 +325,12 @@ class TileRecognizer:
             size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
             quads, score = self._localize_once(work, None)
-            quads = refine_angles(work, quads)
-            keep = drop_covered(quads, score)
-            det = self.classify(work, quads[keep])
+            quads, score, alt = self._turned(work, quads, score)
+            det = self._read_turns(work, self.classify(work, quads), alt)
             sure = float(det.confidence.mean()) if len(det) else 0.0
             if best is None or sure > best[0]:
                 back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
-                best = (sure, work, quads[keep], score[keep], back, det)
+                best = (sure, work, det.quads, score, back, det)
         return best[1], best[2], best[3], best[4], best[5]
 
     def _localize_once(

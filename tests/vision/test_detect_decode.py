@@ -14,6 +14,7 @@ from vision.detect import (
     STRIDE,
     decode,
     drop_covered,
+    edge_turns,
     prepare,
     quad_iou_boxes,
     quad_params,
@@ -199,3 +200,18 @@ def test_refine_angles_leaves_a_quad_alone_where_no_edges_agree() -> None:
     for img in (blank, noise):
         assert np.allclose(refine_angles(img, q), q, atol=1e-3)
     assert refine_angles(blank, np.zeros((0, 4, 2), np.float32)).shape == (0, 4, 2)
+
+
+def test_edge_turns_measures_how_far_the_edges_agree() -> None:
+    img, centres = tile_row(35.0)
+    n = len(centres)
+    upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.zeros(n))
+    turned, strength = edge_turns(img, upright)
+    assert np.all(strength > 0.3), strength  # clean edges: refine_angles turns these
+    err = np.degrees(np.abs(quad_params(turned)[:, 4] - math.radians(35.0)))
+    assert np.all(err < 3.0), err
+    noise = np.random.default_rng(0).integers(0, 255, img.shape, dtype=np.uint8)
+    _, weak = edge_turns(noise, upright)
+    assert np.all(weak < 0.12), weak  # nothing agrees: not even a doubtful turn
+    none, s0 = edge_turns(img, np.zeros((0, 4, 2), np.float32))
+    assert none.shape == (0, 4, 2) and s0.shape == (0,)

@@ -249,6 +249,61 @@ def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  
     assert np.median(err) < 4.0, np.round(err, 1)
 
 
+def test_a_quad_the_edges_agree_on_only_weakly_is_a_doubt(recognizer) -> None:  # type: ignore[no-untyped-def]
+    from tests.vision.test_detect_decode import tile_row
+    from vision.detect import edge_turns, quad_params, rect_quads
+    from vision.pipeline import WEAK_COHERENCE
+
+    img, centres = tile_row(35.0)
+    n = len(centres)
+    upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.zeros(n))
+    score = np.linspace(0.9, 0.5, n).astype(np.float32)
+    quads, _, alt = recognizer._turned(img, upright, score)  # clean edges: turned, no doubt
+    assert np.all(np.isnan(alt))
+    assert np.all(np.abs(np.degrees(quad_params(quads)[:, 4]) - 35.0) < 3.0)
+    noisy = np.clip(img + np.random.default_rng(1).normal(0, 90, img.shape), 0, 255).astype(np.uint8)
+    _, strength = edge_turns(noisy, upright)
+    weak = (strength >= WEAK_COHERENCE) & (strength < 0.3)
+    assert weak.any() and not weak.all()  # some tiles agree surely, some weakly
+    quads, kept, alt = recognizer._turned(noisy, upright, score)
+    assert len(quads) == n and np.allclose(kept, score)
+    doubt = ~np.isnan(alt[:, 0, 0])
+    assert np.array_equal(doubt, weak)
+    assert np.allclose(quads[doubt], upright[doubt], atol=1e-3)  # read as found, and turned too
+    assert np.all(np.abs(np.degrees(quad_params(alt[doubt])[:, 4]) - 35.0) < 6.0)
+    assert np.all(np.abs(np.degrees(quad_params(quads[~doubt])[:, 4]) - 35.0) < 6.0)
+
+
+def test_a_doubtful_turn_is_kept_only_where_it_reads_surer(recognizer) -> None:  # type: ignore[no-untyped-def]
+    from scripts.synth_scenes import SceneMaker
+    from vision.detect import quad_params, rect_quads
+
+    rng = np.random.default_rng(5)
+    scene = SceneMaker(seed=5).scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6))
+    truth = scene.quads.astype(np.float32)
+    p = quad_params(truth)
+    tilt = np.abs(np.degrees(p[:, 4])) % 90
+    pick = np.flatnonzero((tilt > 20) & (tilt < 70))
+    assert len(pick) >= 4  # the scene has tiles well away from upright
+    truth, codes = truth[pick], [scene.codes[i] for i in pick]
+    p = p[pick]
+    upright = rect_quads(p[:, 0], p[:, 1], p[:, 2], p[:, 3], np.zeros(len(p), np.float32))
+    first = recognizer.classify(scene.image, upright)
+    turned = recognizer.classify(scene.image, truth)
+    alt = truth.copy()
+    alt[0] = np.nan  # no doubt over the first tile: left as it was read
+    got = recognizer._read_turns(scene.image, first, alt)
+    win = turned.confidence > first.confidence
+    win[0] = False
+    assert win.any() and not win.all()  # both cases occur on this scene
+    assert np.allclose(got.quads[win], truth[win]) and np.allclose(got.quads[~win], upright[~win])
+    assert np.allclose(got.confidence, np.where(win, turned.confidence, first.confidence))
+    assert got.probs is not None and np.allclose(got.probs[win], turned.probs[win])
+    right = lambda d: sum(str(c) == t for c, t in zip(d.codes, codes, strict=True))  # noqa: E731
+    assert right(got) > right(first)
+    assert recognizer._read_turns(scene.image, first, None) is first
+
+
 def test_a_photo_keeps_the_tiles_that_score_min_score(recognizer) -> None:  # type: ignore[no-untyped-def]
     """On a photo a tile is kept when objectness x confidence reaches ``min_score`` (0 keeps all);
     told ``tile_px`` (a table reader), every tile is kept."""
