@@ -195,7 +195,7 @@ class TileRecognizer:
         img = check_image(image_bgr, name)
         work, quads, objectness, back, det, alt = self._localize(img, tile_px)
         if det is None:  # crops from the unsqueezed image when there is one
-            det = self._read_turns(work, self.classify(work, quads, tile_px), alt)
+            det = self._read_turns(work, quads, alt, tile_px)
         if back is not None:
             det = Detections.from_quads(
                 det.quads * back,
@@ -280,22 +280,28 @@ class TileRecognizer:
         return out[keep], score[keep], alt[keep]
 
     def _read_turns(
-        self, image_bgr: npt.NDArray[np.uint8], det: Detections, alt: npt.NDArray[np.float32] | None
+        self,
+        image_bgr: npt.NDArray[np.uint8],
+        quads: npt.NDArray[np.float32],
+        alt: npt.NDArray[np.float32] | None,
+        tile_px: float | None = None,
     ) -> Detections:
-        """``det`` with each doubtfully turned tile (``alt``, :meth:`_turned`) read turned too, and
-        the turn kept where that reading is surer."""
-        if alt is None or not len(det):
-            return det
-        idx = np.flatnonzero(~np.isnan(alt[:, 0, 0]))
+        """The tiles at ``quads`` read (:meth:`classify`), each doubtfully turned one (``alt``,
+        :meth:`_turned`; NaN rows elsewhere) read turned too, in the same batch, and the turn
+        kept where that reading is surer."""
+        idx = np.array([], np.int64) if alt is None else np.flatnonzero(~np.isnan(alt[:, 0, 0]))
         if not len(idx):
-            return det
-        other = self.classify(image_bgr, alt[idx])
+            return self.classify(image_bgr, quads, tile_px)
+        assert alt is not None
+        n = len(quads)
+        both = self.classify(image_bgr, np.concatenate([quads, alt[idx]]), tile_px)
+        det, other = both[:n], both[n:]
         win = other.confidence > det.confidence[idx]
         if not win.any():
             return det
         rows, src = idx[win], np.flatnonzero(win)
-        quads, codes, conf = det.quads.copy(), det.codes.copy(), det.confidence.copy()
-        quads[rows], codes[rows], conf[rows] = other.quads[src], other.codes[src], other.confidence[src]
+        q, codes, conf = det.quads.copy(), det.codes.copy(), det.confidence.copy()
+        q[rows], codes[rows], conf[rows] = other.quads[src], other.codes[src], other.confidence[src]
         extra: dict[str, Any] = {"classes": det.classes}
         if det.embeddings is not None and other.embeddings is not None:
             emb = det.embeddings.copy()
@@ -305,7 +311,7 @@ class TileRecognizer:
             probs = det.probs.copy()
             probs[rows] = other.probs[src]
             extra["probs"] = probs
-        return Detections.from_quads(quads, list(codes), conf, **extra)
+        return Detections.from_quads(q, list(codes), conf, **extra)
 
     def _unsqueezed(
         self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int
@@ -326,7 +332,7 @@ class TileRecognizer:
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
             quads, score = self._localize_once(work, None)
             quads, score, alt = self._turned(work, quads, score)
-            det = self._read_turns(work, self.classify(work, quads), alt)
+            det = self._read_turns(work, quads, alt)
             sure = float(det.confidence.mean()) if len(det) else 0.0
             if best is None or sure > best[0]:
                 back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
