@@ -81,7 +81,7 @@ WEAK_COHERENCE = 0.12
 """Where this share of the gradient energy around a photo's quad (but less than
 :data:`vision.detect.ANGLE_COHERENCE`) agrees on a turn, the quad is read both ways and keeps the
 surer reading (:meth:`TileRecognizer._turned`): a tile at 30-60 degrees among busy print, shadow
-edges and neighbours came back upright, its box half the size of its bounds."""
+edges and neighbours came back upright, its box about 0.65 of its bounds on each side."""
 DOUBT_TURN = float(np.radians(10.0))
 """... when the turn would move the quad by at least this much."""
 
