@@ -272,7 +272,7 @@ class TileRecognizer:
         turned, strength = edge_turns(image_bgr, quads)
         sure = strength >= ANGLE_COHERENCE
         out = np.where(sure[:, None, None], turned, as_rects(quads)).astype(np.float32)
-        swing = np.abs(quad_params(turned)[:, 4] - quad_params(out)[:, 4])
+        swing = np.abs(quad_params(turned)[:, 4] - quad_params(quads)[:, 4])
         swing = np.minimum(swing, np.pi - swing)
         doubt = ~sure & (strength >= WEAK_COHERENCE) & (swing >= DOUBT_TURN)
         alt = np.where(doubt[:, None, None], turned, np.nan).astype(np.float32)
@@ -295,23 +295,10 @@ class TileRecognizer:
         assert alt is not None
         n = len(quads)
         both = self.classify(image_bgr, np.concatenate([quads, alt[idx]]), tile_px)
-        det, other = both[:n], both[n:]
-        win = other.confidence > det.confidence[idx]
-        if not win.any():
-            return det
-        rows, src = idx[win], np.flatnonzero(win)
-        q, codes, conf = det.quads.copy(), det.codes.copy(), det.confidence.copy()
-        q[rows], codes[rows], conf[rows] = other.quads[src], other.codes[src], other.confidence[src]
-        extra: dict[str, Any] = {"classes": det.classes}
-        if det.embeddings is not None and other.embeddings is not None:
-            emb = det.embeddings.copy()
-            emb[rows] = other.embeddings[src]
-            extra["embeddings"] = emb
-        if det.probs is not None and other.probs is not None:
-            probs = det.probs.copy()
-            probs[rows] = other.probs[src]
-            extra["probs"] = probs
-        return Detections.from_quads(q, list(codes), conf, **extra)
+        win = both.confidence[n:] > both.confidence[idx]
+        pick = np.arange(n)
+        pick[idx[win]] = n + np.flatnonzero(win)  # every field of a winning turn follows it
+        return both[pick]
 
     def _unsqueezed(
         self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int
