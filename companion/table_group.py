@@ -153,6 +153,73 @@ def refit_runs(lo: Sequence[float], hi: Sequence[float], width: float, min_pitch
     return out
 
 
+EXTENT_SLACK = 0.2
+"""A run's extent measured on the picture is trusted as a count only within this many tiles of a
+whole number of them (a gap between two exposures, 10-20 mm, adds 0.37-0.77 of a tile)."""
+EXTENT_OFF = 0.3
+"""... and where the localiser's count agrees with it, the run is laid again only when a detection
+lies this many tile widths off its place in the evenly laid run."""
+PHANTOM_SLACK = 0.3
+"""Two stretches each within this many tiles of a whole number of them part two runs for sure:
+a detection between them is a phantom (a dark print splits a tile into stretches of 2.5 and 0.4)."""
+
+
+def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[float],
+                  extents: Sequence[tuple[float, float, bool]], width: float, min_pitch: float,
+                  slack: float = EXTENT_SLACK, off: float = EXTENT_OFF, gap: float = SOFT_GAP[0],
+                  joint: float = RUN_JOINT_MM) -> list[tuple[list[int], list[float]]]:
+    """Touching runs of one rack row counted from their extents as the picture shows them.
+
+    ``lo``/``hi``/``weight``: each of the row's detections' extent along it (mm) and how sure the
+    localiser is of it; ``extents``: stretches along the row (mm) where the picture shows tile,
+    not table, and whether table shows at both their ends (:func:`companion.table.row_extents`).
+    Tiles on a rack touch edge to edge, so a stretch about n tile widths long holds n tiles,
+    whatever the localiser's boxes say: bamboo sticks and dark faces pull its boxes between
+    tiles, squeeze four into three or lose the end one (`fluffy-black` faces at 1280x720,
+    twentieth session).  A closed stretch holding at least one detection's centre and within
+    ``slack`` of a whole number n of tiles is laid again when the row, thinned to one tile per
+    ``min_pitch``, holds another number of tiles there, or as many with one of them ``off`` tile
+    widths from its place or two of them a gap apart (:data:`SOFT_GAP`) that the picture does not
+    show.  A stretch that one of its boxes overruns by a third of a tile, or another box reaches
+    into by a quarter (a seam or a dark face taken for table), is not trusted.  A detection
+    centred in a gap of table too narrow for a tile, between two stretches that each measure a
+    whole number of tiles (:data:`PHANTOM_SLACK`), is a phantom between two runs, and goes.
+    Returns ``(indexes of the stretch's detections, centres of the n tiles laid evenly over it)``
+    for each stretch laid again, and ``([index], [])`` for each phantom.
+    """
+    centres = [(a + b) / 2 for a, b in zip(lo, hi, strict=True)]
+    ordered = sorted(extents)
+    whole = [abs((b - a + joint) / (width + joint) - round((b - a + joint) / (width + joint))) <= PHANTOM_SLACK
+             for a, b, _ in ordered]
+    narrow = [(a[1], b[0]) for k, (a, b) in enumerate(zip(ordered, ordered[1:], strict=False))
+              if b[0] - a[1] < 0.9 * width and whole[k] and whole[k + 1]]
+    out: list[tuple[list[int], list[float]]] = [([i], []) for i, c in enumerate(centres)
+                                                if any(a < c < b for a, b in narrow)]
+    for start, stop, closed in extents:
+        members = [i for i, c in enumerate(centres) if start <= c <= stop]
+        if not closed or not members:
+            continue
+        crossed = any(lo[i] < start - width / 3 or hi[i] > stop + width / 3 if start <= centres[i] <= stop
+                      else min(hi[i], stop) - max(lo[i], start) > width / 4 for i in range(len(centres)))
+        if crossed:
+            continue
+        span = stop - start
+        x = (span + joint) / (width + joint)
+        n = max(1, round(x))
+        if abs(x - n) > slack:
+            continue
+        placed = [start + span * (k + 0.5) / n for k in range(n)]
+        kept = [members[k] for k in thin_row([centres[i] for i in members], [weight[i] for i in members], min_pitch)]
+        if len(kept) == n:
+            seen = sorted(centres[i] for i in kept)
+            gaps = [b - a for a, b in zip(seen, seen[1:], strict=False)]
+            if (max(abs(a - b) for a, b in zip(seen, placed, strict=True)) <= off * width
+                    and max(gaps, default=0.0) <= gap * width):
+                continue
+        out.append((sorted(members, key=lambda i: centres[i]), placed))
+    return out
+
+
 def touching_runs(tiles: Sequence[SeenTile], row: Sequence[int]) -> list[list[int]]:
     """Split one ordered row where neighbours do not touch."""
     if not row:

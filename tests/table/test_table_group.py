@@ -17,6 +17,7 @@ from companion.table_group import (
     grouping_options,
     merge_chows,
     open_ends,
+    refit_extents,
     refit_runs,
     split_kinds,
     touching_runs,
@@ -188,6 +189,152 @@ def test_refit_runs_leaves_consistent_and_unexplained_runs_alone() -> None:
     # three boxes over what measures four tiles, evenly spaced (no hole, no long box): not refitted
     assert refit_runs(*_extents((0.0, 30.0), (33.0, 64.0), (66.0, 98.0)), W, 0.72 * W) == []
     assert refit_runs([], [], W, 0.72 * W) == []
+
+
+def test_refit_extents_counts_a_run_from_the_picture_not_from_its_boxes() -> None:
+    # four 3 Bams on black faces (fluffy-black, 1280x720, table 2): the localiser squeezed four
+    # boxes over three tiles and missed the fourth; the picture shows tile from -642 to -541 mm,
+    # then 6 mm of table, then three 5 Dots whose boxes agree with their stretch
+    lo, hi = _extents((-618, -594), (-605, -580), (-591, -567), (-567, -541), (-533, -508), (-506, -485), (-482, -457))
+    w = [0.7, 0.5, 0.4, 0.5, 0.9, 0.9, 0.9]
+    fits = refit_extents(lo, hi, w, [(-642.5, -540.5, True), (-534.5, -456.5, True)], W, 0.72 * W)
+    assert len(fits) == 1
+    run, centres = fits[0]
+    assert run == [0, 1, 2, 3]
+    assert [round(c) for c in centres] == [-630, -604, -579, -553]
+
+
+def test_refit_extents_lays_a_run_whose_boxes_are_off_their_tiles() -> None:
+    # three tiles, 0-74 mm; the boxes sit a third of a tile off (a bamboo's sticks taken for edges)
+    boxes = _extents((7.6, 31.6), (32.6, 56.6), (57.6, 81.6))
+    fits = refit_extents(*boxes, [0.5] * 3, [(0.0, 74.0, True)], W, 0.72 * W)
+    assert fits == [([0, 1, 2], pytest.approx([12.33, 37.0, 61.67], abs=0.01))]
+    # five tiles whose boxes leave a gap of 8 mm inside the run, one the picture does not show
+    # (fluffy-regular, 1920x1080, table 41: read `6B 6B | 6B 6B J`, flagged as a pair exposed)
+    boxes = _extents((-546, -523), (-524, -497), (-489, -467), (-470, -446), (-444, -419))
+    fits = refit_extents(*boxes, [0.8] * 5, [(-544.0, -418.0, True)], W, 0.72 * W)
+    assert fits == [([0, 1, 2, 3, 4], pytest.approx([-531.4, -506.2, -481.0, -455.8, -430.6]))]
+    # the same boxes on their tiles: left alone
+    assert refit_extents(*_extents((0, 24), (25, 49), (50, 74)), [0.5] * 3, [(0.0, 74.0, True)], W, 0.72 * W) == []
+
+
+def test_refit_extents_distrusts_stretches_it_cannot_measure() -> None:
+    lo, hi = _extents((0, 24), (25, 49))
+    # a stretch that runs out of the sampled span (no table at one end): not counted
+    assert refit_extents(lo, hi, [0.5, 0.5], [(-10.0, 90.0, False)], W, 0.72 * W) == []
+    # no whole number of tiles (2.5): not counted
+    assert refit_extents(lo, hi, [0.5, 0.5], [(0.0, 62.0, True)], W, 0.72 * W) == []
+    # a box overrunning the stretch's end by half a tile: a seam or a dark face was taken for table
+    assert refit_extents(lo, hi, [0.5, 0.5], [(0.0, 37.0, True), (44.0, 95.0, True)], W, 0.72 * W) == []
+    # ... or reaching into the next stretch by a third of a tile
+    lo, hi = _extents((0, 24), (40, 64), (75, 99))
+    assert refit_extents(lo, hi, [0.5] * 3, [(0.0, 49.0, True), (50.0, 99.0, True)], W, 0.72 * W) == []
+
+
+def test_refit_extents_drops_a_phantom_on_the_table_between_two_runs() -> None:
+    # two runs 14 mm apart and a box centred in the gap (1920x1080, table 35)
+    lo, hi = _extents((0, 24), (25, 49), (50, 74), (64, 88), (89, 113), (114, 138))
+    fits = refit_extents(lo, hi, [0.9] * 6, [(0.0, 49.0, True), (63.0, 137.0, True)], W, 0.72 * W)
+    assert ([2], []) in fits
+    assert all(2 not in run for run, placed in fits if placed)
+    assert refit_extents(lo, hi, [0.9] * 6, [], W, 0.72 * W) == []  # nothing measured: nothing dropped
+    # a neighbour that is no whole number of tiles (a dark print split a tile, 1920x1080, table 13)
+    fits = refit_extents(lo, hi, [0.9] * 6, [(0.0, 49.0, True), (63.0, 125.0, True)], W, 0.72 * W)
+    assert all(run != [2] for run, _ in fits)
+    # a gap a tile wide may hold a tile the picture could not tell from the table: kept
+    lo, hi = _extents((0, 24), (25, 49), (50, 74), (76, 100), (101, 125), (126, 150))
+    fits = refit_extents(lo, hi, [0.9] * 6, [(0.0, 49.0, True), (75.0, 149.0, True)], W, 0.72 * W)
+    assert fits == []
+
+
+def _top_down_row(spans: list[tuple[float, float]], seams: bool = True,
+                  face: tuple[int, int, int] = (200, 225, 235)) -> tuple[np.ndarray, np.ndarray]:
+    """A top-down view of the whole siamese-2 table at 0.83 px/mm, felt green, with tiles of colour
+    ``face`` at ``spans`` (mm along P1-A's row, about its centre), a dark seam between touching
+    tiles and a dark print on each face; returns the image and its pixels-to-mm homography."""
+    import cv2
+
+    from companion.table import RECTIFIED_PX_PER_MM, TILE_MM
+
+    s = RECTIFIED_PX_PER_MM
+    wmm, hmm = SIAMESE_LAYOUT.table_mm
+    top = np.zeros((round(hmm * s), round(wmm * s), 3), np.uint8)
+    top[:] = (40, 110, 30)
+    zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
+    axis, perp = (v.astype(np.float64) for v in SIAMESE_LAYOUT.reading_axes(zone))
+    centre = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+    for a, b in spans:
+        for k in range(round((b - a + 0.8) / (TILE_MM[0] + 0.8))):
+            u0 = a + k * (TILE_MM[0] + 0.8)
+            quad = np.stack([centre + axis * u + perp * v for u, v in
+                             ((u0, -16), (u0 + TILE_MM[0], -16), (u0 + TILE_MM[0], 16), (u0, 16))]) * s
+            cv2.fillConvexPoly(top, np.round(quad).astype(np.int32), face)
+            if seams:
+                cv2.polylines(top, [np.round(quad).astype(np.int32)], True, (90, 110, 120), 1)
+            print_at = (centre + axis * (u0 + TILE_MM[0] / 2)) * s
+            cv2.circle(top, tuple(int(round(v)) for v in print_at), 5, (60, 40, 30), -1)
+    return top, np.diag([1 / s, 1 / s, 1.0])
+
+
+def test_row_extents_finds_the_runs_on_the_picture() -> None:
+    from companion.table import row_extents, zone_background
+
+    top, to_table = _top_down_row([(-100.0, -1.6), (12.0, 86.4)])  # four tiles, 13.6 mm, three tiles
+    zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
+    axis, perp = (v.astype(np.float64) for v in SIAMESE_LAYOUT.reading_axes(zone))
+    centre = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+    to_top = np.linalg.inv(to_table)
+    background = zone_background(top, to_top, zone, np.zeros((0, 4, 2)))
+    assert background is not None
+    lo, hi = np.array([-90.0, 60.0]), np.array([-66.0, 84.0])  # two boxes, one in each run
+    got = row_extents(top, to_top, axis, perp, float(centre @ perp), lo + centre @ axis, hi + centre @ axis, background)
+    spans = [(a - centre @ axis, b - centre @ axis) for a, b, closed in got if closed]
+    assert len(spans) == 2, got
+    assert spans[0] == pytest.approx((-100.0, -1.6), abs=2.0)
+    assert spans[1] == pytest.approx((12.0, 86.4), abs=2.0)
+    # a face with a broad band of dark print across it, 0.3 of the way from the table's colour: a tile
+    # still, not a gap between two (under 4 mm of it is table)
+    import cv2
+
+    u = (-100.0 + 2 * 24.8 + 9.0, -100.0 + 2 * 24.8 + 15.0)  # 6 mm of the third tile
+    band = np.stack([centre + axis * a + perp * v for a, v in ((u[0], -16), (u[1], -16), (u[1], 16), (u[0], 16))])
+    cv2.fillConvexPoly(top, np.round(band * 0.8333).astype(np.int32), (88, 144, 92))
+    got = row_extents(top, to_top, axis, perp, float(centre @ perp), lo + centre @ axis, hi + centre @ axis, background)
+    assert [round(b - a) for a, b, closed in got if closed][:1] == [98], got
+    # tiles too like the table to tell their ends: nothing measured
+    top, _ = _top_down_row([(-100.0, -1.6), (12.0, 86.4)], seams=False, face=(52, 125, 40))
+    assert row_extents(top, to_top, axis, perp, float(centre @ perp), lo + centre @ axis, hi + centre @ axis,
+                       zone_background(top, to_top, zone, np.zeros((0, 4, 2)))) == []
+
+
+def test_refit_racks_counts_a_run_from_the_picture() -> None:
+    from companion.table import refit_racks
+
+    top, to_table = _top_down_row([(-50.0, 49.2)])  # four touching tiles
+    zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
+    axis, perp = (v.astype(np.float64) for v in SIAMESE_LAYOUT.reading_axes(zone))
+    centre = np.asarray(zone.polygon_mm, np.float64).mean(axis=0)
+
+    def quad(u0: float, u1: float) -> np.ndarray:
+        a, b = centre + axis * u0, centre + axis * u1
+        return np.stack([a - perp * 16, b - perp * 16, b + perp * 16, a + perp * 16])
+
+    # three boxes squeezed over the first three tiles: their own length says three
+    quads = np.stack([quad(-50.0, -26.0), quad(-27.0, -3.0), quad(-2.0, 22.0)])
+    weight = np.array([0.8, 0.5, 0.6], np.float32)
+    assert len(refit_racks(SIAMESE_LAYOUT, quads, weight)[0]) == 3
+    out, w = refit_racks(SIAMESE_LAYOUT, quads, weight, top, to_table)
+    along = sorted(float((q.mean(axis=0) - centre) @ axis) for q in out)
+    assert along == pytest.approx([-37.6, -12.8, 12.0, 36.8], abs=2.0)
+    assert np.allclose(w, weight.mean())
+
+    # two pungs 14 mm apart, each found right, and a phantom box on the table between them: it
+    # goes, and nothing else moves
+    top, to_table = _top_down_row([(-80.0, -6.4), (7.6, 81.2)])
+    starts = [-80.0, -55.2, -30.4, 7.6, 32.4, 57.2]
+    quads = np.stack([quad(a, a + 24.0) for a in starts] + [quad(-11.4, 12.6)])
+    out, w = refit_racks(SIAMESE_LAYOUT, quads, np.full(7, 0.7, np.float32), top, to_table)
+    assert len(out) == 6 and np.allclose(out, quads[:6])
 
 
 def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:

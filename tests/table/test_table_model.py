@@ -37,3 +37,23 @@ def test_correct_table_read_by_the_models_is_never_called_dead(reader: TableRead
     truth = list(exps("8C 8C J", "N N N N", "1D 1D 1D"))
     right = sum(1 for e in truth if e in seen)
     assert right >= 1, f"read {seen}, expected {truth}"
+
+
+def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: TableReader) -> None:
+    """Black faces with white bamboo sticks (the benchmark's table 2 at 1280x720 over
+    `fluffy-black`): the localiser squeezed four boxes over three of four 3 Bams and missed the
+    fourth, and the rack read `3B 3B 3B` made a false "player 2 shows 26 tiles (too few)".  The
+    run's length on the picture says four (``companion.table.row_extents``)."""
+    from companion.rules.card import load_card
+    from scripts.bench_table import REPO, make_scene, table_faces
+    from vision.render import random_view, render_table
+
+    layout, card = table().layout, load_card(REPO / "calibration" / "cards" / "example.mjcard")
+    fresh = TableReader(layout, reader.recognizer, card=card, variant="mjm")
+    scene = make_scene(layout, card, fresh.ctx.tileset, 2)
+    assert scene.racks["P2-A"].exposures == exps("3B 3B 3B 3B", "5D 5D 5D")
+    frame = render_table(layout, scene, seed=2, view=random_view(2, (1280, 720)),
+                         faces=table_faces("american:fluffy-black")).image
+    obs = fresh.read(frame)
+    assert obs.zones["P2-A"].exposures == exps("3B 3B 3B 3B", "5D 5D 5D")
+    assert [f for f in obs.flags if f.kind == "tile_count"] == []
