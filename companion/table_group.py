@@ -160,8 +160,10 @@ EXTENT_OFF = 0.3
 """... and where the localiser's count agrees with it, the run is laid again only when a detection
 lies this many tile widths off its place in the evenly laid run."""
 PHANTOM_SLACK = 0.3
-"""Two stretches each within this many tiles of a whole number of them part two runs for sure:
-a detection between them is a phantom (a dark print splits a tile into stretches of 2.5 and 0.4)."""
+"""Two stretches each within this many tiles of a whole number of them (one or more, and each
+holding a detection) part two runs for sure: a detection between them is a phantom.  A dark print
+splits a tile into stretches of 2.5 and 0.4 (1920x1080, table 13), a light face's end shows as a
+stretch of 0.23 tiles with none (1280x720, table 31)."""
 
 
 def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[float],
@@ -182,15 +184,17 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
     widths from its place or two of them a gap apart (:data:`SOFT_GAP`) that the picture does not
     show.  A stretch that one of its boxes overruns by a third of a tile, or another box reaches
     into by a quarter (a seam or a dark face taken for table), is not trusted.  A detection
-    centred in a gap of table too narrow for a tile, between two stretches that each measure a
-    whole number of tiles (:data:`PHANTOM_SLACK`), is a phantom between two runs, and goes.
+    centred in a gap of table too narrow for a tile, between two stretches that each hold a
+    detection's centre and measure a whole number of tiles, one or more (:data:`PHANTOM_SLACK`),
+    is a phantom between two runs, and goes.
     Returns ``(indexes of the stretch's detections, centres of the n tiles laid evenly over it)``
     for each stretch laid again, and ``([index], [])`` for each phantom.
     """
     centres = [(a + b) / 2 for a, b in zip(lo, hi, strict=True)]
     ordered = sorted(extents)
-    whole = [abs((b - a + joint) / (width + joint) - round((b - a + joint) / (width + joint))) <= PHANTOM_SLACK
-             for a, b, _ in ordered]
+    counts = [(b - a + joint) / (width + joint) for a, b, _ in ordered]
+    whole = [round(x) >= 1 and abs(x - round(x)) <= PHANTOM_SLACK
+             and any(a <= c <= b for c in centres) for x, (a, b, _) in zip(counts, ordered, strict=True)]
     narrow = [(a[1], b[0]) for k, (a, b) in enumerate(zip(ordered, ordered[1:], strict=False))
               if b[0] - a[1] < 0.9 * width and whole[k] and whole[k + 1]]
     out: list[tuple[list[int], list[float]]] = [([i], []) for i, c in enumerate(centres)

@@ -238,6 +238,11 @@ def test_refit_extents_drops_a_phantom_on_the_table_between_two_runs() -> None:
     assert ([2], []) in fits
     assert all(2 not in run for run, placed in fits if placed)
     assert refit_extents(lo, hi, [0.9] * 6, [], W, 0.72 * W) == []  # nothing measured: nothing dropped
+    # a sliver of a tile with no detection of its own beside the gap (a light face's end, 1280x720,
+    # table 31: 8 Dots whose first tile read as a phantom)
+    lo2, hi2 = _extents((-699, -677), (-677, -651), (-651, -627), (-624, -600))
+    fits = refit_extents(lo2, hi2, [0.9] * 4, [(-699.0, -694.0, True), (-681.0, -600.0, True)], W, 0.72 * W)
+    assert all(run != [0] for run, _ in fits)
     # a neighbour that is no whole number of tiles (a dark print split a tile, 1920x1080, table 13)
     fits = refit_extents(lo, hi, [0.9] * 6, [(0.0, 49.0, True), (63.0, 125.0, True)], W, 0.72 * W)
     assert all(run != [2] for run, _ in fits)
