@@ -282,7 +282,7 @@ def _top_down_row(spans: list[tuple[float, float]], seams: bool = True,
 
 
 def test_row_extents_finds_the_runs_on_the_picture() -> None:
-    from companion.table import row_extents, zone_background
+    from companion.table import RECTIFIED_PX_PER_MM, row_extents, zone_background
 
     top, to_table = _top_down_row([(-100.0, -1.6), (12.0, 86.4)])  # four tiles, 13.6 mm, three tiles
     zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
@@ -303,7 +303,7 @@ def test_row_extents_finds_the_runs_on_the_picture() -> None:
 
     u = (-100.0 + 2 * 24.8 + 9.0, -100.0 + 2 * 24.8 + 15.0)  # 6 mm of the third tile
     band = np.stack([centre + axis * a + perp * v for a, v in ((u[0], -16), (u[1], -16), (u[1], 16), (u[0], 16))])
-    cv2.fillConvexPoly(top, np.round(band * 0.8333).astype(np.int32), (88, 144, 92))
+    cv2.fillConvexPoly(top, np.round(band * RECTIFIED_PX_PER_MM).astype(np.int32), (88, 144, 92))
     got = row_extents(top, to_top, axis, perp, float(centre @ perp), lo + centre @ axis, hi + centre @ axis, background)
     assert [round(b - a) for a, b, closed in got if closed][:1] == [98], got
     # tiles too like the table to tell their ends: nothing measured
