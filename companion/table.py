@@ -283,6 +283,9 @@ EXTENT_GAP_MM = 4
 exposures lie 6-20 mm apart; a dark print inside a face showed 2-3 (1920x1080, table 13)."""
 EXTENT_NOISE = 10.0
 """... or under this distance, whatever the tiles' contrast (the table's own texture and light)."""
+EXTENT_REACH = 4.0
+"""A row is sampled this many tile widths past its first and last detections: the localiser can
+miss the last two tiles of a run (1280x720, table 7: `1C 1C J` found as one box)."""
 EXTENT_MIN_CONTRAST = 30.0
 """A row whose tiles differ from the table by less than this (CIELAB distance, 8-bit scale,
 median over the detections) is not measured: tiles and table too alike to find the tiles' ends."""
@@ -324,8 +327,9 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     """Stretches along one rack row where the top-down view ``top`` shows tile, not table:
     ``(start, stop, closed)``, in mm along the row, closed where table shows at both ends.
 
-    The row is sampled every millimetre from 1.5 tiles before its first detection (``lo``/``hi``:
-    each detection's extent along the row) to 1.5 after its last, across its middle
+    The row is sampled every millimetre from :data:`EXTENT_REACH` tiles before its first
+    detection (``lo``/``hi``: each detection's extent along the row) to as many after its last,
+    across its middle
     (:data:`EXTENT_BAND`); a sample is tile where its CIELAB distance from ``background`` passes
     :data:`EXTENT_TILE` of the detections' median distance.  Gaps up to :data:`EXTENT_CLOSE_MM`
     are closed, and so are gaps with less table in them than :data:`EXTENT_GAP_MM`
@@ -334,7 +338,7 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     (:data:`EXTENT_MIN_CONTRAST`) gives none.
     """
     w, h = TILE_MM
-    us = np.arange(float(lo.min()) - 1.5 * w, float(hi.max()) + 1.5 * w, 1.0)
+    us = np.arange(float(lo.min()) - EXTENT_REACH * w, float(hi.max()) + EXTENT_REACH * w, 1.0)
     vs = across + np.linspace(-EXTENT_BAND * h, EXTENT_BAND * h, 7)
     grid = us[None, :, None] * axis + vs[:, None, None] * perp
     px = cv2.perspectiveTransform(grid.reshape(-1, 1, 2).astype(np.float32), to_top).reshape(len(vs), len(us), 2)

@@ -297,6 +297,11 @@ def test_row_extents_finds_the_runs_on_the_picture() -> None:
     assert len(spans) == 2, got
     assert spans[0] == pytest.approx((-100.0, -1.6), abs=2.0)
     assert spans[1] == pytest.approx((12.0, 86.4), abs=2.0)
+    # the localiser found only the first tile of each run: the runs are still measured to their ends
+    first = row_extents(top, to_top, axis, perp, float(centre @ perp), np.array([-100.0, 12.0]) + centre @ axis,
+                        np.array([-76.0, 36.0]) + centre @ axis, background)
+    assert [(round(a - centre @ axis), round(b - centre @ axis)) for a, b, closed in first if closed] == [
+        (round(x), round(y)) for x, y in spans]
     # a face with a broad band of dark print across it, 0.3 of the way from the table's colour: a tile
     # still, not a gap between two (under 4 mm of it is table)
     import cv2
