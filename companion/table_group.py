@@ -199,19 +199,16 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
               if b[0] - a[1] < 0.9 * width and whole[k] and whole[k + 1]]
     out: list[tuple[list[int], list[float]]] = [([i], []) for i, c in enumerate(centres)
                                                 if any(a < c < b for a, b in narrow)]
-    for start, stop, closed in extents:
+    for (start, stop, closed), x in zip(ordered, counts, strict=True):
         members = [i for i, c in enumerate(centres) if start <= c <= stop]
-        if not closed or not members:
+        n = max(1, round(x))
+        if not closed or not members or abs(x - n) > slack:
             continue
         crossed = any(lo[i] < start - width / 3 or hi[i] > stop + width / 3 if start <= centres[i] <= stop
                       else min(hi[i], stop) - max(lo[i], start) > width / 4 for i in range(len(centres)))
         if crossed:
             continue
         span = stop - start
-        x = (span + joint) / (width + joint)
-        n = max(1, round(x))
-        if abs(x - n) > slack:
-            continue
         placed = [start + span * (k + 0.5) / n for k in range(n)]
         kept = [members[k] for k in thin_row([centres[i] for i in members], [weight[i] for i in members], min_pitch)]
         if len(kept) == n:
