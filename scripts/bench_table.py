@@ -14,6 +14,10 @@ For each of N seeded tables (``vision.render``: markers, racks, discards, a phon
   recall, and false dead-hand (``wrong_rack``) calls, which must be zero;
 * ms per frame, median and 90th percentile, and how often the table was calibrated.
 
+The tables are drawn as a camera sees them, each pixel the mean over its area
+(``vision.render.CAMERA_SUPERSAMPLE``); ``--supersample 1`` draws them as the first twenty
+sessions measured them, one sample per pixel, so that older figures can be set beside new ones.
+
 Racks are drawn from the card (viable exposures, Mah Jongg displays) and at random (mostly dead
 hands).  ``oracle`` feeds the renderer's true tile quads and codes instead of the models: it
 measures calibration, zone assignment, grouping and rules, not recognition; ``model`` runs
@@ -49,7 +53,14 @@ from companion.rules.tiles import JOKER, TileSet, sort_key  # noqa: E402
 from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
 from vision.layout import Layout, load_layout  # noqa: E402
-from vision.render import RackScene, Scene, random_scene, random_view, render_table  # noqa: E402
+from vision.render import (  # noqa: E402
+    CAMERA_SUPERSAMPLE,
+    RackScene,
+    Scene,
+    random_scene,
+    random_view,
+    render_table,
+)
 
 SIZES = ((1280, 720), (1920, 1080))
 
@@ -220,7 +231,8 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
     for seed in range(args.tables):
         reader = TableReader(layout, recognizer, card=card, variant=args.variant)
         scene = make_scene(layout, card, reader.ctx.tileset, seed)
-        r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces)
+        r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces,
+                         supersample=args.supersample)
         given = noisy(r.detections(), recognizer, seed) if isinstance(recognizer, Oracle) else None
         t0 = time.perf_counter()
         obs = reader.read(r.image, given)
@@ -317,6 +329,10 @@ def main() -> int:
                          "those styles, e.g. american:xm-dorothys, the style no model trained on; "
                          "font-noto / font-symbola draw the Unicode glyphs of those fonts (Symbola: no model "
                          "trained on it)")
+    ap.add_argument("--supersample", type=int, default=CAMERA_SUPERSAMPLE,
+                    help=f"point samples per pixel side when the table is warped into the camera's view (default "
+                         f"{CAMERA_SUPERSAMPLE}, each pixel the mean over its area as a camera sums light; 1: one "
+                         "sample per pixel, the renderer of the first twenty sessions, whose far tiles alias)")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
@@ -337,6 +353,7 @@ def main() -> int:
         recognizer = Oracle(args.misread)
     print(f"bench_table: layout {args.layout}, variant {args.variant}, card {Path(args.card).name}, "
           + (f"faces {args.faces}{' (enrolled)' if args.enroll else ''}, " if use_model else "")
+          + f"{args.supersample}x{args.supersample} samples per pixel, "
           + f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
     for text in args.sizes.split(","):
         w, h = (int(v) for v in text.lower().split("x"))

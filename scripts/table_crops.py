@@ -33,7 +33,14 @@ import numpy.typing as npt
 from companion.rules.tiles import ALL_CODES, AMERICAN, CHINESE
 from vision.classify import extract_crops
 from vision.detect import quad_params, rect_quads
-from vision.render import Faces, random_scene, random_view, real_crops, render_table
+from vision.render import (
+    CAMERA_SUPERSAMPLE,
+    Faces,
+    random_scene,
+    random_view,
+    real_crops,
+    render_table,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = ((1280, 720), (1920, 1080))
@@ -172,8 +179,10 @@ def snap_jitter(quads: npt.NDArray[np.float32], rng: np.random.Generator) -> npt
     return ((q - c) * scale + c + rng.normal(0, 0.05, (len(q), 1, 2)) * size).astype(np.float32)
 
 
-def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[np.uint8], list[str]]:
-    """One rendered table's crops and their codes."""
+def frame_crops(seed: int, source: str, snap: float = 0.0, area: float = 0.0) -> tuple[npt.NDArray[np.uint8], list[str]]:
+    """One rendered table's crops and their codes; ``area``: the chance that the frame is drawn as a
+    camera sees it, each pixel the mean over its area (``render_table``'s default), not sampled
+    once at its centre (the first twenty sessions' pools)."""
     from vision.layout import load_layout
 
     rng = np.random.default_rng(seed + 15485863)
@@ -190,7 +199,9 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)
     size = SIZES[int(rng.integers(len(SIZES)))]
-    r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces)
+    # a draw of its own, so that a pool with area 0 is the very frames it always was
+    supersample = CAMERA_SUPERSAMPLE if area > 0 and np.random.default_rng(seed + 7).random() < area else 1
+    r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces, supersample=supersample)
     # backs are a third of a table's tiles: keep a quarter of them
     keep = [t for t in r.tiles if t.code in faces and (t.code != "BK" or rng.random() < 0.25)]
     if not keep:
@@ -204,19 +215,20 @@ def frame_crops(seed: int, source: str, snap: float = 0.0) -> tuple[npt.NDArray[
     return extract_crops(r.image, quads), [t.code for t in keep]
 
 
-def _job(job: tuple[int, str, float]) -> tuple[npt.NDArray[np.uint8], list[str]]:
+def _job(job: tuple[int, str, float, float]) -> tuple[npt.NDArray[np.uint8], list[str]]:
     return frame_crops(*job)
 
 
 def table_crops(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
-                sources: tuple[str, ...] = SOURCES) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+                sources: tuple[str, ...] = SOURCES, area: float = 0.0) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Crops from ``frames`` rendered tables (face ``sources`` in turn) and their class indices;
     a share ``snap`` of the tiles cut as the table reader cuts them (:func:`snap_jitter`), the
-    rest with the photo localiser's error (:func:`jitter_quads`)."""
+    rest with the photo localiser's error (:func:`jitter_quads`); a share ``area`` of the frames
+    area-sampled as a camera sees them (:func:`frame_crops`)."""
     for source in sources:
         if source not in SOURCES + MIX_SOURCES:
             raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
-    jobs = [(seed * 100003 + i, sources[i % len(sources)], snap) for i in range(frames)]
+    jobs = [(seed * 100003 + i, sources[i % len(sources)], snap, area) for i in range(frames)]
     if workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
             parts = pool.map(_job, jobs)

@@ -140,24 +140,29 @@ def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.n
 
 
 def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
-               sources: tuple[str, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               sources: tuple[str, ...] | None = None, area: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Crops cut from ``frames`` rendered whole-table frames (:mod:`scripts.table_crops`), cached;
-    ``sources``: the face sources in turn (default: ``table_crops.SOURCES``)."""
+    ``sources``: the face sources in turn (default: ``table_crops.SOURCES``); ``area``: the share
+    of frames drawn area-sampled, as a camera sees them (0: every pool before the twenty-first
+    session)."""
     from scripts.table_crops import SOURCES, table_crops
 
     sources = sources or SOURCES
     name = f"table_s{seed}_f{frames}" + (f"_snap{snap:g}" if snap else "")
     if sources != SOURCES:
         name += "_" + "+".join(sources)
-    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap, sources))
+    if area:
+        name += f"_area{area:g}"
+    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap, sources, area))
 
 
 def _pool_spec(spec: str) -> tuple[np.ndarray, np.ndarray]:
-    """The table pool ``SEED:FRAMES[:SNAP[:SOURCE+SOURCE...]]``."""
+    """The table pool ``SEED:FRAMES[:SNAP[:SOURCE+SOURCE...[:AREA]]]`` (an empty SOURCES field: the default)."""
     seed_s, frames_s, *rest = spec.split(":")
     snap = float(rest[0]) if rest and rest[0] else 0.0
-    sources = tuple(rest[1].split("+")) if len(rest) > 1 else None
-    return table_pool(int(seed_s), int(frames_s), snap=snap, sources=sources)
+    sources = tuple(rest[1].split("+")) if len(rest) > 1 and rest[1] else None
+    area = float(rest[2]) if len(rest) > 2 and rest[2] else 0.0
+    return table_pool(int(seed_s), int(frames_s), snap=snap, sources=sources, area=area)
 
 
 def recolour(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -342,8 +347,9 @@ def train(args: argparse.Namespace) -> None:
     ty = np.zeros(0, np.int64)
     tvx = tvy = None
     if args.table_crops:
-        tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap)
-        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap)
+        tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap, area=args.table_area)
+        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap,
+                              area=args.table_area)
     for spec in filter(None, args.extra_table.split(",")):
         ex, ey = _pool_spec(spec)
         tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
@@ -467,9 +473,14 @@ def main() -> None:
     p.add_argument("--table-snap", type=float, default=0.0,
                    help="share of the table crops cut as the table reader cuts them (the true face outline at a "
                         "slightly wrong centre) instead of with the photo localiser's error")
+    p.add_argument("--table-area", type=float, default=0.0,
+                   help="share of the --table-crops frames drawn area-sampled, as a camera sees them "
+                        "(vision.render.CAMERA_SUPERSAMPLE); 0, the default, samples each pixel once as every "
+                        "pool before the twenty-first session did")
     p.add_argument("--extra-table", default="",
-                   help="more table pools, SEED:FRAMES[:SNAP[:SOURCE+SOURCE]],... (e.g. a cached pool of an earlier "
-                        "run; sources as scripts/table_crops.py names them, e.g. american-mix)")
+                   help="more table pools, SEED:FRAMES[:SNAP[:SOURCE+SOURCE[:AREA]]],... (e.g. a cached pool of an "
+                        "earlier run; sources as scripts/table_crops.py names them, e.g. american-mix, empty for the "
+                        "default three; AREA as --table-area)")
     p.add_argument("--recolour", type=float, default=0.0, metavar="P",
                    help="share of the synthetic and table crops whose hues are turned at random or made grey "
                         "(recolour()), so that a set printed in other inks reads the same")

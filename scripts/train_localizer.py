@@ -294,8 +294,10 @@ class TablePool:
             source = SOURCES[i % len(SOURCES)]
             tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
             size = SIZES[int(rng.integers(len(SIZES)))]
+            # one sample per pixel, as the committed table localiser trained (render_table's
+            # ``supersample``; the renderer's area-sampled default came after it)
             r = render_table(layout, random_scene(layout, fs, tileset), seed=fs, view=random_view(fs, size),
-                             faces=_faces(source))
+                             faces=_faces(source), supersample=1)
             self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32), r.table_to_image))
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

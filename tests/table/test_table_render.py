@@ -12,6 +12,7 @@ from vision.render import (
     RackScene,
     Scene,
     View,
+    camera_warp,
     random_scene,
     random_view,
     real_crops,
@@ -76,3 +77,37 @@ def test_real_crops_render() -> None:
     assert len(crops) >= 30 and all(img.shape == (96, 72, 3) for v in crops.values() for img in v)
     r = table(player("P1", exps("5D 5D 5D")), faces=crops)
     assert sum(t.code == "5D" for t in r.tiles) == 3
+
+
+def _centroid(img: np.ndarray) -> np.ndarray:
+    g = img[..., 0].astype(np.float64)
+    ys, xs = np.mgrid[: g.shape[0], : g.shape[1]]
+    return np.array([(g * xs).sum(), (g * ys).sum()]) / g.sum()
+
+
+def test_camera_warp_averages_each_pixel_over_its_area_without_moving_the_picture() -> None:
+    # stripes 2 px wide shrunk five-fold: a camera sees an even grey; one sample per pixel sees stripes
+    stripes = np.zeros((500, 500, 3), np.uint8)
+    stripes[:, 0::4] = stripes[:, 1::4] = 255
+    shrink = np.array([[0.2, 0, 0], [0, 0.2, 0], [0, 0, 1]], np.float64)
+    area = camera_warp(stripes, shrink, (90, 90), (0, 0, 0), supersample=3)[5:-5, 5:-5, 0].astype(float)
+    point = camera_warp(stripes, shrink, (90, 90), (0, 0, 0), supersample=1)[5:-5, 5:-5, 0].astype(float)
+    assert abs(area.mean() - 127.5) < 15 and area.std() < 20
+    assert point.std() > 100  # aliased: whole columns black or white
+    # a square in perspective lands where one sample per pixel puts it (the truth's quads stay right)
+    square = np.zeros((400, 400, 3), np.uint8)
+    square[100:300, 150:250] = 255
+    m = np.array([[0.1, 0.02, 3.3], [0.01, 0.12, 5.1], [0, 1e-4, 1]])
+    c1 = _centroid(camera_warp(square, m, (60, 60), (0, 0, 0), supersample=1))
+    for k in (3, 4):
+        assert np.abs(_centroid(camera_warp(square, m, (60, 60), (0, 0, 0), supersample=k)) - c1).max() < 0.08
+
+
+def test_render_table_is_area_sampled_by_default_and_refuses_no_samples() -> None:
+    scene = random_scene(SIAMESE, 4)
+    default = render_table(SIAMESE, scene, seed=4)
+    assert np.array_equal(default.image, render_table(SIAMESE, scene, seed=4, supersample=3).image)
+    point = render_table(SIAMESE, scene, seed=4, supersample=1)
+    assert not np.array_equal(default.image, point.image) and default.tiles == point.tiles
+    with pytest.raises(ValueError, match="supersample"):
+        render_table(SIAMESE, scene, seed=4, supersample=0)
