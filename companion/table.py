@@ -108,6 +108,28 @@ def fold_to_set(det: Detections, codes: set[str]) -> Detections:
                    confidence=probs[np.arange(len(best)), best].astype(np.float32), probs=probs)
 
 
+def with_rows(det: Detections, rows: npt.NDArray[np.intp], other: Detections) -> Detections:
+    """``det`` with the readings (codes, confidences, probabilities) of ``rows`` taken from
+    ``other``, which read those tiles (in that order) at the same outlines; ``other``'s
+    probabilities are laid into ``det``'s class columns by name (a class ``det`` lacks is dropped
+    and the row renormalised).  Boxes, quads, embeddings and meta stay ``det``'s."""
+    codes = det.codes.astype(object).copy()
+    conf = np.asarray(det.confidence, np.float32).copy()
+    codes[rows] = [str(c) for c in other.codes]
+    conf[rows] = other.confidence
+    probs = None  # without the other's probabilities, the runs are read from the codes
+    if det.probs is not None and other.probs is not None:
+        probs = np.asarray(det.probs, np.float32).copy()
+        col = {c: k for k, c in enumerate(other.classes)}
+        laid = np.zeros((len(rows), len(det.classes)), np.float32)
+        for k, c in enumerate(det.classes):
+            if c in col:
+                laid[:, k] = other.probs[:, col[c]]
+        total = laid.sum(axis=1, keepdims=True)
+        probs[rows] = np.where(total > 0, laid / np.maximum(total, 1e-12), probs[rows])
+    return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf, probs=probs)
+
+
 def _first(options: list[ZoneReading]) -> ZoneReading:
     return options[0]
 
@@ -588,7 +610,7 @@ class TableReader:
             if self.recognizer is None:
                 raise ValueError("TableReader has no recognizer: pass detections= or a recognizer")
             detections = self._detect_in_zones(frame, calibration)
-        return self.observe(detections, calibration, state)
+        return self.observe(detections, calibration, state, frame)
 
     def zones_box(self, calibration: Calibration, shape: tuple[int, ...], margin_mm: float = 40.0) -> tuple[int, int, int, int]:
         """The image rectangle ``(x0, y0, x1, y1)`` holding every zone (plus a margin)."""
@@ -744,18 +766,60 @@ class TableReader:
         return calibration.to_image(corners.astype(np.float32)).astype(np.float32)
 
     def observe(self, detections: Detections, calibration: Calibration,
-                state: HomographyState = "fresh") -> TableObservation:
+                state: HomographyState = "fresh", frame: npt.NDArray[np.uint8] | None = None) -> TableObservation:
         """The observation for detections already made in this calibration's image, read within
-        the codes of the set in play (:func:`fold_to_set`)."""
+        the codes of the set in play (:func:`fold_to_set`).  With the ``frame`` they were made
+        in, and a recogniser that has a second reader (``check``), a dead-hand call stands only
+        when that reading finds the hand dead too (:meth:`_check_dead_calls`)."""
         detections = fold_to_set(detections, set(self.ctx.tileset.counts))
-        zones = read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
-                           self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0)
+        zones = self._zones(detections, calibration)
         flags, mahjong = evaluate(zones, self.ctx)
         flags = self._guard_dead_calls(zones, flags)
+        if frame is not None:
+            flags = self._check_dead_calls(frame, detections, calibration, flags)
         flags, mahjong = self._guard_weak_frame(zones, flags, mahjong)
         flags += self._exchange_flags(zones)
         flags += self._view_flags(calibration)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
+
+    def _zones(self, detections: Detections, calibration: Calibration) -> dict[str, ZoneReading]:
+        return read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
+                          self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0)
+
+    def _check_dead_calls(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
+                          flags: list[Flag]) -> list[Flag]:
+        """A dead-hand call kept only when a second classifier's reading of the rack calls it too.
+
+        The tiles of each rack called dead are read again, at the same outlines, by the
+        recogniser's ``check`` (``vision.pipeline.TABLE_CHECK_CLASSIFIER``: a table classifier
+        trained apart from the first), and the table is judged again on that reading, by the same
+        rules and guards.  Where the second reading does not find the hand dead, the call is
+        replaced by an ``unreadable`` flag of cause ``"check"`` that says what the second reading
+        saw (a player's correction of a tile clears it, and the rack is judged).  Two readers
+        confidently wrong the same dead way are rarer than one: the twenty-first session's
+        fine-tuned classifier read a displayed ``6B 6B 6B 6B J`` of a set no model saw as four
+        9 Bams at 0.95-0.99 and called the Mah Jongg in error, where the other read it right.
+        Without a second reader, or without the frame, the call rests on the one reading."""
+        check = getattr(self.recognizer, "check", None)
+        dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
+        if not dead or not callable(check) or not len(det):
+            return flags
+        names = np.array([z.name for z in self.layout.zones] + [""])
+        rows = np.flatnonzero(np.isin(names[self.layout.assign(calibration.to_table(det.centres))], dead))
+        second = check(frame, det.quads[rows]) if len(rows) else None
+        if second is None:
+            return flags
+        again = fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
+        zones = self._zones(again, calibration)
+        confirmed = {f.zone for f in self._guard_dead_calls(zones, evaluate(zones, self.ctx)[0])
+                     if f.kind == "wrong_rack"}
+        out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone not in confirmed)]
+        for name in dead:
+            if name not in confirmed:
+                seen = " | ".join(" ".join(e) for e in zones[name].exposures) or "no exposure"
+                out.append(Flag("unreadable", name, f"{name}: not judged: a second reading of its tiles ({seen}) "
+                                                    "does not find the hand dead", cause="check"))
+        return out
 
     def _guard_dead_calls(self, zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
         """No dead-hand call on a player whose tile count the camera did not see add up.

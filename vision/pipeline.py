@@ -112,6 +112,11 @@ TABLE_CLASSIFIER = "classifier-table.onnx"
 """The classifier kept for the table reader (``classify``/``detect`` with ``tile_px``): the eighth
 session's ``classifier.onnx`` reads photos, scenes and American tiles better but rendered table
 frames worse (docs/recognition.md, "Two classifiers"); ``classifier.onnx`` when absent."""
+TABLE_CHECK_CLASSIFIER = "classifier-table-check.onnx"
+"""A second table classifier, trained apart from :data:`TABLE_CLASSIFIER`, that the table reader
+asks before it calls a hand dead (:meth:`TileRecognizer.check`;
+``companion.table.TableReader``): a call stands only when this reading finds the hand dead too.
+Optional: without it a call rests on the one reading."""
 
 
 def scale_for_tile(tile_px: float, shape: tuple[int, ...], target: float = TARGET_TILE_PX) -> float:
@@ -163,9 +168,12 @@ class TileRecognizer:
         self.table_classifier = (
             TileClassifier(table_clf, threads=threads) if table_clf.is_file() else self.classifier
         )
+        check_clf = models / TABLE_CHECK_CLASSIFIER
+        self.check_classifier = TileClassifier(check_clf, threads=threads) if check_clf.is_file() else None
         self.tileset = tileset
         self.prototypes: Any = None
         self.table_prototypes: Any = None
+        self.check_prototypes: Any = None
         if tileset is not None:
             self.prototypes = load_prototypes(tileset, self.classifier)
             self.table_prototypes = (
@@ -173,10 +181,13 @@ class TileRecognizer:
                 if self.table_classifier is self.classifier
                 else load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
             )
+            if self.check_classifier is not None:
+                self.check_prototypes = load_prototypes(tileset, self.check_classifier, small=TABLE_SMALL)
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.min_score = min_score
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
+        self.check(np.full((64, 48, 3), 90, np.uint8), [[0, 0], [47, 0], [47, 63], [0, 63]])
 
     def detect(
         self, image_bgr: npt.NDArray[np.uint8], name: str = "<frame>", tile_px: float | None = None
@@ -365,14 +376,32 @@ class TileRecognizer:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if len(q) == 0:
             return Detections.empty()
-        from vision.classify import TURN_ASPECT, quad_width_px
-
         table = tile_px is not None
         clf = self.table_classifier if table else self.classifier
+        prototypes = self.table_prototypes if table else self.prototypes
+        return self._read_quads(image_bgr, q, clf, prototypes, table)
+
+    def check(
+        self, image_bgr: npt.NDArray[np.uint8], quads: npt.ArrayLike
+    ) -> Detections | None:
+        """The table tiles at ``quads`` read again by the second table classifier
+        (:data:`TABLE_CHECK_CLASSIFIER`, with the enrolled set's prototypes made for it), as
+        :meth:`classify` reads them with ``tile_px``; None when there is no such model."""
+        if self.check_classifier is None:
+            return None
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        if len(q) == 0:
+            return Detections.empty()
+        return self._read_quads(image_bgr, q, self.check_classifier, self.check_prototypes, True)
+
+    def _read_quads(
+        self, image_bgr: npt.NDArray[np.uint8], q: npt.NDArray[np.float32], clf: Any, prototypes: Any, table: bool
+    ) -> Detections:
+        from vision.classify import TURN_ASPECT, quad_width_px
+
         # a table reader lays its quads square to the table (its sides are known); a photo's
         # nearly square quads are read both ways round
         res = clf.classify_quads(image_bgr, q, turn_below=None if table else TURN_ASPECT)
-        prototypes = self.table_prototypes if table else self.prototypes
         if prototypes is not None:
             res = prototypes.apply(res, tile_px=quad_width_px(q) if table else None)
         return Detections.from_quads(

@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         # the live loop's path: recognition on the zones, at the tile size the homography gives
         reader.recognizer = _recognizer(args)
         detections = reader.recognize(image, calibration)
-    obs = reader.observe(detections, calibration, state)
+    # the frame lets a second classifier check a dead-hand call (TableReader._check_dead_calls)
+    obs = reader.observe(detections, calibration, state, image if reader.recognizer is not None else None)
     if args.annotate:
         out = annotate(image, detections, obs, layout, calibration, args.min_confidence)
         if not cv2.imwrite(args.annotate, out):

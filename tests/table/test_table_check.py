@@ -1,0 +1,115 @@
+"""A dead-hand call stands only when a second classifier's reading calls it too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from table_helpers import CARD, exps, flags_of, player, table
+
+from companion.rules.tiles import ALL_CODES
+from companion.table import TableReader, with_rows
+from vision.types import Detections
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class SecondReader:
+    """A recogniser's ``check``: reads the tiles at the quads it is given as ``truth`` has them,
+    but with ``misread`` codes swapped (``{"N": "W"}``), and notes how many tiles it was asked."""
+
+    def __init__(self, truth: Detections, misread: dict[str, str] | None = None) -> None:
+        self.truth, self.misread, self.asked = truth, misread or {}, [0]
+
+    def check(self, frame: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        self.asked.append(len(q))
+        codes = []
+        for quad in q:
+            k = int(np.argmin(np.abs(self.truth.quads - quad).sum(axis=(1, 2))))
+            codes.append(self.misread.get(str(self.truth.codes[k]), str(self.truth.codes[k])))
+        return Detections.from_quads(q, codes, np.full(len(q), 0.97, np.float32))
+
+
+def dead_table() -> Any:
+    return table(player("P1", exps("N N N N"), exps("F F F", "2C 2C 2C 2C")))
+
+
+def test_a_dead_call_stands_when_the_second_reading_finds_it_dead_too() -> None:
+    r = dead_table()
+    second = SecondReader(r.detections())
+    obs = TableReader(r.layout, second, card=CARD).read(r.image, r.detections())
+    assert flags_of(obs, "wrong_rack") == ["P1-B"]
+    # the tiles of the rack called dead (its backs too) are read again, and no others
+    assert second.asked[1:] == [sum(t.zone == "P1-B" for t in r.tiles)] and second.asked[1] < len(r.tiles) / 2
+    assert flags_of(obs, "unreadable") == []
+
+
+def test_a_dead_call_the_second_reading_does_not_make_is_withheld() -> None:
+    r = dead_table()
+    second = SecondReader(r.detections(), {"2C": "8C"})  # F F F with 8C x 4: a live hand on this card
+    obs = TableReader(r.layout, second, card=CARD).read(r.image, r.detections())
+    assert flags_of(obs, "wrong_rack") == []
+    withheld = [f for f in obs.flags if f.kind == "unreadable"]
+    assert [(f.zone, f.cause) for f in withheld] == [("P1-B", "check")]
+    assert "(F F F | 8C 8C 8C 8C)" in withheld[0].message
+    assert obs.zones["P1-B"].exposures == exps("F F F", "2C 2C 2C 2C")  # the first reading is what is shown
+
+
+def test_a_live_rack_is_not_read_again() -> None:
+    r = table(player("P1", exps("N N N N"), exps("F F F", "8C 8C 8C 8C")))
+    second = SecondReader(r.detections(), {"8C": "2C"})
+    obs = TableReader(r.layout, second, card=CARD).read(r.image, r.detections())
+    assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == []
+    assert second.asked == [0]
+
+
+def test_without_the_frame_the_call_rests_on_one_reading() -> None:
+    r = dead_table()
+    reader = TableReader(r.layout, SecondReader(r.detections(), {"2C": "8C"}), card=CARD)
+    calibration, state = reader.calibrator.update(r.image)
+    assert calibration is not None
+    assert flags_of(reader.observe(r.detections(), calibration, state), "wrong_rack") == ["P1-B"]
+    assert flags_of(reader.observe(r.detections(), calibration, state, r.image), "wrong_rack") == []
+
+
+def test_with_rows_lays_the_other_readings_into_its_own_class_columns() -> None:
+    classes = tuple(ALL_CODES)
+    q = np.tile(np.array([[0, 0], [10, 0], [10, 14], [0, 14]], np.float32), (3, 1, 1)) + np.arange(3)[:, None, None] * 20
+    p = np.full((3, len(classes)), 0.0, np.float32)
+    p[:, classes.index("5D")] = 1.0
+    det = Detections.from_quads(q, ["5D"] * 3, np.ones(3, np.float32), probs=p, classes=classes)
+    other_classes = ("N", "W", "5D")  # another order, and fewer classes
+    other = Detections.from_quads(q[[2]], ["W"], np.array([0.7], np.float32),
+                                  probs=np.array([[0.1, 0.7, 0.2]], np.float32), classes=other_classes)
+    out = with_rows(det, np.array([2]), other)
+    assert list(out.codes) == ["5D", "5D", "W"]
+    assert out.confidence.tolist() == pytest.approx([1.0, 1.0, 0.7])
+    assert out.probs is not None
+    assert out.probs[2, classes.index("W")] == pytest.approx(0.7)
+    assert out.probs[2, classes.index("N")] == pytest.approx(0.1)
+    assert out.probs[0, classes.index("5D")] == 1.0 and out.probs[2].sum() == pytest.approx(1.0)
+    assert np.array_equal(out.quads, det.quads)
+
+
+def test_the_committed_second_table_classifier_reads_the_table_tiles() -> None:
+    """The real file: loaded beside the table classifier, it reads a near rack's tiles right."""
+    from vision.pipeline import TABLE_CHECK_CLASSIFIER, TileRecognizer
+
+    assert (REPO / "models" / TABLE_CHECK_CLASSIFIER).is_file()
+    from vision.artwork import tile_faces
+    from vision.render import View
+
+    rec = TileRecognizer(threads=1)
+    assert rec.check_classifier is not None
+    r = table(player("P1", exps("N N N N"), exps("F F F", "2C 2C 2C 2C")), faces=tile_faces("american-synth"),
+              view=View("bottom", 40.0, (1920, 1080)))
+    det = r.detections()
+    near = np.array([(t.zone or "").startswith("P1") and t.code != "BK" for t in r.tiles])
+    second = rec.check(r.image, det.quads[near])
+    assert second is not None and second.probs is not None
+    assert list(second.classes) == list(rec.table_classifier.classes)
+    assert list(second.codes) == [str(c) for c in det.codes[near]]
