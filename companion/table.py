@@ -796,9 +796,10 @@ class TableReader:
         rules and guards.  Where the second reading does not find the hand dead, the call is
         replaced by an ``unreadable`` flag of cause ``"check"`` that says what the second reading
         saw (a player's correction of a tile clears it, and the rack is judged).  Two readers
-        confidently wrong the same dead way are rarer than one: the twenty-first session's
-        fine-tuned classifier read a displayed ``6B 6B 6B 6B J`` of a set no model saw as four
-        9 Bams at 0.95-0.99 and called the Mah Jongg in error, where the other read it right.
+        confidently wrong the same dead way are rarer than one: the table classifier committed in
+        the twenty-second session reads a displayed ``6B 6B 6B 6B J`` of a set no model trained on
+        as four 9 Bams at 0.95-0.99 and alone calls the Mah Jongg in error; the second reads them
+        as 9 Bams too, but three of them weakly, so the call is withheld.
         Without a second reader, or without the frame, the call rests on the one reading."""
         check = getattr(self.recognizer, "check", None)
         dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
@@ -816,8 +817,10 @@ class TableReader:
         out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone not in confirmed)]
         for name in dead:
             if name not in confirmed:
-                seen = " | ".join(" ".join(e) for e in zones[name].exposures) or "no exposure"
-                out.append(Flag("unreadable", name, f"{name}: not judged: a second reading of its tiles ({seen}) "
+                z = zones[name]
+                seen = " | ".join(" ".join(e) for e in z.exposures) or "no exposure"
+                weak = f", {len(z.uncertain)} of them read weakly" if z.uncertain else ""
+                out.append(Flag("unreadable", name, f"{name}: not judged: a second reading of its tiles ({seen}{weak}) "
                                                     "does not find the hand dead", cause="check"))
         return out
 

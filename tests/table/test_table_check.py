@@ -21,8 +21,8 @@ class SecondReader:
     """A recogniser's ``check``: reads the tiles at the quads it is given as ``truth`` has them,
     but with ``misread`` codes swapped (``{"N": "W"}``), and notes how many tiles it was asked."""
 
-    def __init__(self, truth: Detections, misread: dict[str, str] | None = None) -> None:
-        self.truth, self.misread, self.asked = truth, misread or {}, [0]
+    def __init__(self, truth: Detections, misread: dict[str, str] | None = None, confidence: float = 0.97) -> None:
+        self.truth, self.misread, self.asked, self.confidence = truth, misread or {}, [0], confidence
 
     def check(self, frame: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
@@ -31,7 +31,7 @@ class SecondReader:
         for quad in q:
             k = int(np.argmin(np.abs(self.truth.quads - quad).sum(axis=(1, 2))))
             codes.append(self.misread.get(str(self.truth.codes[k]), str(self.truth.codes[k])))
-        return Detections.from_quads(q, codes, np.full(len(q), 0.97, np.float32))
+        return Detections.from_quads(q, codes, np.full(len(q), self.confidence, np.float32))
 
 
 def dead_table() -> Any:
@@ -57,6 +57,15 @@ def test_a_dead_call_the_second_reading_does_not_make_is_withheld() -> None:
     assert [(f.zone, f.cause) for f in withheld] == [("P1-B", "check")]
     assert "(F F F | 8C 8C 8C 8C)" in withheld[0].message
     assert obs.zones["P1-B"].exposures == exps("F F F", "2C 2C 2C 2C")  # the first reading is what is shown
+
+
+def test_a_second_reading_of_the_same_tiles_too_weak_to_judge_withholds_the_call() -> None:
+    """The twenty-second session's case: both classifiers read the same dead tiles, the second weakly."""
+    r = dead_table()
+    obs = TableReader(r.layout, SecondReader(r.detections(), confidence=0.5), card=CARD).read(r.image, r.detections())
+    assert flags_of(obs, "wrong_rack") == []
+    withheld = next(f for f in obs.flags if f.kind == "unreadable")
+    assert withheld.cause == "check" and "(F F F | 2C 2C 2C 2C, 7 of them read weakly)" in withheld.message
 
 
 def test_a_live_rack_is_not_read_again() -> None:
