@@ -1,7 +1,7 @@
 """Benchmark table understanding on rendered tables: exposures, flags, and time per frame.
 
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
-                                  [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll]
+                                  [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll] [--misses]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -193,7 +193,10 @@ def _why_missed(truth: ZoneReading, read: ZoneReading | None) -> str:
     return "grouped otherwise"
 
 
-def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]]) -> None:
+def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]],
+                 table: int = -1) -> None:
+    """Add one frame's counts to ``stats``; each missed exposure and false flag is also listed
+    (``stats["missed_list"]``, ``stats["false_flags"]``) with its ``table`` (the seed), for ``--misses``."""
     for name, z in truth.items():
         if z.kind == "discards":  # a multiset: discards lie anywhere, in no order
             read = obs.zones.get(name)
@@ -215,10 +218,17 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
                 stats["exposures_ok"] += 1
                 stats["exposures_view_ok"] = stats.get("exposures_view_ok", 0) + small
             else:
-                stats.setdefault("missed_why", Counter())[_why_missed(z, read)] += 1
+                why = _why_missed(z, read)
+                stats.setdefault("missed_why", Counter())[why] += 1
+                seen = " | ".join(" ".join(g) for g in read.exposures) if read else "nothing"
+                stats.setdefault("missed_list", []).append(
+                    f"table {table} {name}: {' '.join(e)} missed ({why}); read {seen}")
     stats.setdefault("unreadable_causes", Counter()).update(
         f.cause or "weak tiles" for f in obs.flags if f.kind == "unreadable" and f.zone in truth)
     pred = {(f.kind, f.zone) for f in obs.flags}
+    for f in obs.flags:
+        if f.kind not in ("unreadable", "view") and (f.kind, f.zone) not in truth_flags:
+            stats.setdefault("false_flags", []).append(f"table {table}: false {f.kind}: {f.message}")
     for kind, zone in pred | truth_flags:
         k = stats["flags"].setdefault(kind, Counter())
         k["tp" if (kind, zone) in pred and (kind, zone) in truth_flags else "fp" if (kind, zone) in pred else "fn"] += 1
@@ -243,7 +253,7 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
         stats["calibrated"] += obs.homography != "missing"
         truth = truth_zones(layout, scene)
         flags, _ = evaluate(truth, reader.ctx)
-        _score_frame(stats, obs, truth, {(f.kind, f.zone) for f in flags})
+        _score_frame(stats, obs, truth, {(f.kind, f.zone) for f in flags}, seed)
     return stats
 
 
@@ -333,6 +343,9 @@ def main() -> int:
                     help=f"point samples per pixel side when the table is warped into the camera's view (default "
                          f"{CAMERA_SUPERSAMPLE}, each pixel the mean over its area as a camera sums light; 1: one "
                          "sample per pixel, the renderer of the first twenty sessions, whose far tiles alias)")
+    ap.add_argument("--misses", action="store_true",
+                    help="after each size's figures, list every missed exposure (the table's seed, rack, truth, "
+                         "what was read there) and every false flag, with its message")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
@@ -357,7 +370,11 @@ def main() -> int:
           + f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
     for text in args.sizes.split(","):
         w, h = (int(v) for v in text.lower().split("x"))
-        _report((w, h), run_size(args, (w, h), recognizer, faces), args.tables)
+        stats = run_size(args, (w, h), recognizer, faces)
+        _report((w, h), stats, args.tables)
+        if args.misses:
+            for line in stats.get("missed_list", []) + stats.get("false_flags", []):
+                print(f"    {line}")
     return 0
 
 

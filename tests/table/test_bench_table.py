@@ -52,3 +52,20 @@ def test_other_faces_and_their_enrollment(tmp_path: Path) -> None:
     folder = enrolled(faces, REPO / "models", tmp_path)
     ts = load_tileset(folder)
     assert ts.layout == "american" and len(ts.codes) == 37 and "J" in ts.codes
+
+
+def test_misses_and_false_flags_are_listed_with_their_table() -> None:
+    """``--misses``: each missed exposure and each false flag, named by table seed and rack."""
+    from types import SimpleNamespace
+
+    from companion.table import Flag
+    from scripts.bench_table import _score_frame
+
+    truth = {"P1-A": _rack("6B 6B 6B", "N N N N")}
+    read = _rack("8B 6B 6B", "N N N N")
+    flags = (Flag("tile_count", "P1-A", "P1-A: too many"), Flag("wrong_rack", "P1-A", "P1-A: dead"),
+             Flag("unreadable", "P1-A", "P1-A: weak"))
+    stats: dict[str, object] = {"exposures": 0, "exposures_ok": 0, "flags": {}}
+    _score_frame(stats, SimpleNamespace(zones={"P1-A": read}, flags=flags), truth, {("wrong_rack", "P1-A")}, 7)
+    assert stats["missed_list"] == ["table 7 P1-A: 6B 6B 6B missed (tile misread); read 8B 6B 6B | N N N N"]
+    assert stats["false_flags"] == ["table 7: false tile_count: P1-A: too many"]  # the true call and perception flags are not
