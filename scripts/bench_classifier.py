@@ -26,7 +26,7 @@ import numpy as np
 from scripts import crops as C
 from vision import american
 from vision.artwork import HOLDOUT_STYLE, INDEX_BASES, tile_faces
-from vision.classify import Classified, TileClassifier
+from vision.classify import DEFAULT_MODEL, Classified, TileClassifier
 from vision.enroll import enroll_image, grid_photo, layout_codes
 from vision.tileset import TileSet, TileSetPrototypes
 
@@ -141,7 +141,8 @@ def bench_speed(clf: TileClassifier) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", type=Path, default=REPO / "models" / "classifier.onnx")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL,
+                   help="default: the photo classifier the pipeline reads (classifier-int8.onnx where present)")
     p.add_argument("--per-class", type=int, default=30)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--skip-photos", action="store_true")

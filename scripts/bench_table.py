@@ -307,12 +307,12 @@ def table_faces(spec: str) -> dict[str, list[Any]]:
 def enrolled(faces: dict[str, list[Any]], models: Path, root: Path) -> str:
     """Enroll ``faces`` (the first of each code) from a synthetic grid photo of the American layout,
     as ``companion enroll`` does; returns the tile set's folder."""
-    from vision.classify import TileClassifier
+    from vision.classify import TileClassifier, photo_classifier
     from vision.enroll import enroll_image, grid_photo
     from vision.tileset import save_tileset
 
     image, _ = grid_photo({c: np.asarray(v[0]) for c, v in faces.items()}, "american", np.random.default_rng(5))
-    tileset, crops, _ = enroll_image(image, "american", TileClassifier(models / "classifier.onnx"), "bench-table")
+    tileset, crops, _ = enroll_image(image, "american", TileClassifier(photo_classifier(models)), "bench-table")
     return str(save_tileset(tileset, crops, root))
 
 

@@ -151,7 +151,7 @@ class TileRecognizer:
         target_tile_px: float = TARGET_TILE_PX,
         min_score: float = MIN_SCORE,
     ) -> None:
-        from vision.classify import TileClassifier
+        from vision.classify import TileClassifier, photo_classifier
 
         models = Path(models_dir)
         self.localizer = TileLocalizer(
@@ -163,7 +163,7 @@ class TileRecognizer:
             if table.is_file()
             else self.localizer
         )
-        self.classifier = TileClassifier(models / "classifier.onnx", threads=threads)
+        self.classifier = TileClassifier(photo_classifier(models), threads=threads)
         table_clf = models / TABLE_CLASSIFIER
         self.table_classifier = (
             TileClassifier(table_clf, threads=threads) if table_clf.is_file() else self.classifier

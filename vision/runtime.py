@@ -61,3 +61,38 @@ class OnnxModel:
         """Run the model on one input batch; returns the outputs in the model's order."""
         outs = self.session.run(self.output_names, {self.input_name: np.ascontiguousarray(batch, np.float32)})
         return [np.asarray(o) for o in outs]
+
+
+def quantize_int8(src: Path, out: Path, batches: list[npt.NDArray[np.float32]]) -> None:
+    """Write ``src`` quantized statically to 8 bits as ``out``: QDQ format, unsigned 8-bit
+    activations whose ranges are calibrated (min / max) on ``batches`` (inputs of the model's one
+    input), signed 8-bit weights per output channel with ``reduce_range`` (7-bit, so that CPUs
+    without VNNI cannot saturate their 16-bit accumulators).  Needs the ``onnx`` package (a
+    training tool: ``scripts/quantize_model.py``; the runtime only runs the file it writes)."""
+    import tempfile
+
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    name = OnnxModel(src).input_name
+
+    class Reader(CalibrationDataReader):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.left = iter(batches)
+
+        def get_next(self) -> dict[str, npt.NDArray[np.float32]] | None:
+            b = next(self.left, None)
+            return None if b is None else {name: np.ascontiguousarray(b, np.float32)}
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        pre = Path(tmp) / "pre.onnx"
+        quant_pre_process(str(src), str(pre))
+        quantize_static(str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                        reduce_range=True)
