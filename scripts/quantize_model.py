@@ -5,7 +5,7 @@
 
 Static quantization (``vision.runtime.quantize_int8``, onnxruntime's ``quantize_static``): QDQ format, unsigned 8-bit
 activations, signed 8-bit weights per output channel, with ``reduce_range`` (7-bit weights), so
-that CPUs without VNNI instructions (most laptops before 2019-2021) cannot saturate their 16-bit
+that CPUs without VNNI instructions (AVX2-only ones, common in older laptops) cannot saturate their 16-bit
 accumulators and read a tile differently from ours.  The activation ranges are calibrated (min /
 max) on ``--calibration`` tiles of ``tiles-photos-v4/train`` cut where the photo localiser puts
 them, as the pipeline cuts them (``scripts.crops.localised_photo_crops``; never ``valid/``), drawn

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 INT8_MODEL = "classifier-int8.onnx"
 """The photo classifier quantized to 8 bits (``scripts/quantize_model.py``): read in its place
 wherever it sits beside ``classifier.onnx`` (:func:`photo_classifier`).  Twenty-second session:
-tile F1 on valid 0.946 -> 0.944, the photo path 13 % faster (models/MODEL_CARD.md)."""
+tile F1 on valid 0.946 -> 0.944, the photo path 15 % faster (models/MODEL_CARD.md)."""
 
 
 def photo_classifier(models: Path) -> Path:
