@@ -11,7 +11,7 @@ zones, group rack tiles into exposures (:mod:`companion.table_group`) and ask th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -536,8 +536,10 @@ def _backs_among_faces(det: Detections, centres: npt.NDArray[np.float32],
 
 
 def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,
-               chows: bool = False, choose: Chooser = _first, jokers: bool = True) -> dict[str, ZoneReading]:
-    """Every layout zone's reading from detections in image pixels (centres mapped to table mm).
+               chows: bool = False, choose: Chooser = _first, jokers: bool = True,
+               only: Collection[str] | None = None) -> dict[str, ZoneReading]:
+    """Every layout zone's reading from detections in image pixels (centres mapped to table mm);
+    with ``only``, the readings of those zones alone.
 
     Detections that carry class probabilities have each touching run of a rack read jointly
     (:mod:`companion.table_decode`; ``jokers``: whether the set has any).
@@ -545,8 +547,9 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
     Where a rack's grouping is ambiguous (jokers between two kinds in a touching run), ``choose``
     picks among the readings; the default takes the first.
     """
+    wanted = [z for z in layout.zones if only is None or z.name in only]
     if len(det) == 0:
-        return {z.name: ZoneReading(z.name, z.kind, (), (), 0, z.player, z.hand) for z in layout.zones}
+        return {z.name: ZoneReading(z.name, z.kind, (), (), 0, z.player, z.hand) for z in wanted}
     centres = calibration.to_table(det.centres)
     quads = calibration.to_table(det.quads)
     where = layout.assign(centres)
@@ -555,6 +558,8 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
     unlike = _unlike_backs(det)
     zones: dict[str, ZoneReading] = {}
     for k, zone in enumerate(layout.zones):
+        if only is not None and zone.name not in only:
+            continue
         mask = where == k
         sub = det[mask]
         if zone.kind == "rack":
@@ -776,24 +781,26 @@ class TableReader:
         flags, mahjong = evaluate(zones, self.ctx)
         flags = self._guard_dead_calls(zones, flags)
         if frame is not None:
-            flags = self._check_dead_calls(frame, detections, calibration, flags)
+            flags = self._check_dead_calls(frame, detections, calibration, zones, flags)
         flags, mahjong = self._guard_weak_frame(zones, flags, mahjong)
         flags += self._exchange_flags(zones)
         flags += self._view_flags(calibration)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
 
-    def _zones(self, detections: Detections, calibration: Calibration) -> dict[str, ZoneReading]:
+    def _zones(self, detections: Detections, calibration: Calibration,
+               only: Collection[str] | None = None) -> dict[str, ZoneReading]:
         return read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
-                          self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0)
+                          self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0, only=only)
 
     def _check_dead_calls(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
-                          flags: list[Flag]) -> list[Flag]:
+                          zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
         """A dead-hand call kept only when a second classifier's reading of the rack calls it too.
 
         The tiles of each rack called dead are read again, at the same outlines, by the
         recogniser's ``check`` (``vision.pipeline.TABLE_CHECK_CLASSIFIER``: a table classifier
-        trained apart from the first), and the table is judged again on that reading, by the same
-        rules and guards.  Where the second reading does not find the hand dead, the call is
+        trained apart from the first), those racks alone are read again from it (the other zones
+        keep ``zones``, their first reading), and the table is judged again, by the same rules and
+        guards.  Where the second reading does not find the hand dead, the call is
         replaced by an ``unreadable`` flag of cause ``"check"`` that says what the second reading
         saw (a player's correction of a tile clears it, and the rack is judged).  Two readers
         confidently wrong the same dead way are rarer than one: the table classifier committed in
@@ -811,7 +818,7 @@ class TableReader:
         if second is None:
             return flags
         again = fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
-        zones = self._zones(again, calibration)
+        zones = {**zones, **self._zones(again, calibration, only=dead)}
         confirmed = {f.zone for f in self._guard_dead_calls(zones, evaluate(zones, self.ctx)[0])
                      if f.kind == "wrong_rack"}
         out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone not in confirmed)]

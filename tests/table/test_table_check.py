@@ -122,3 +122,16 @@ def test_the_committed_second_table_classifier_reads_the_table_tiles() -> None:
     assert second is not None and second.probs is not None
     assert list(second.classes) == list(rec.table_classifier.classes)
     assert list(second.codes) == [str(c) for c in det.codes[near]]
+
+
+def test_read_zones_only_reads_the_zones_asked_and_reads_them_as_the_whole_table_does() -> None:
+    from companion.table import read_zones
+
+    r = dead_table()
+    reader = TableReader(r.layout, card=CARD)
+    calibration, _ = reader.calibrator.update(r.image)
+    assert calibration is not None
+    whole = read_zones(r.layout, r.detections(), calibration)
+    some = read_zones(r.layout, r.detections(), calibration, only={"P1-B", "discards"})
+    assert set(some) == {"P1-B", "discards"} and len(whole) > 2
+    assert some["P1-B"] == whole["P1-B"] and some["P1-B"].exposures == exps("F F F", "2C 2C 2C 2C")
