@@ -222,7 +222,7 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
                 stats.setdefault("missed_why", Counter())[why] += 1
                 seen = " | ".join(" ".join(g) for g in read.exposures) if read else "nothing"
                 stats.setdefault("missed_list", []).append(
-                    f"table {table} {name}: {' '.join(e)} missed ({why}); read {seen}")
+                    f"table {table} {name}: {' '.join(e)} missed ({why}){' [view flag]' if small else ''}; read {seen}")
     stats.setdefault("unreadable_causes", Counter()).update(
         f.cause or "weak tiles" for f in obs.flags if f.kind == "unreadable" and f.zone in truth)
     pred = {(f.kind, f.zone) for f in obs.flags}
