@@ -107,8 +107,8 @@ def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
     """The best reader available; every fallback appends a warning for the page's banner."""
     reason = "unknown"
     if config.replay and config.source == "demo":
-        warnings.append("The demo replays the readings recorded with its frames; start with "
-                        "--demo-models to read them with the recognition models instead.")
+        warnings.append("The demo replays the readings recorded with its frames (--replay-demo); start "
+                        "without it to see the recognition models read them.")
         return ReplayReader()
     try:
         return _model_reader(config)

@@ -3,7 +3,7 @@
     python scripts/bench_live.py [--minutes 10] [--frames 300]
 
 1. fps: the whole loop (motion gate, reading, smoothing, rules, annotation, JPEG for the MJPEG
-   stream) over the 1280x720 demo frames, unpaced: in one thread with the reader ``serve`` would
+   stream) over the demo frames (1920x1080; --size to resize them), unpaced: in one thread with the reader ``serve`` would
    use here (the recognisers when ``models/`` has them, else the demo's recorded readings), with
    the recorded readings, and threaded as ``serve`` runs it (video loop + reader thread).
 2. latency: a served dashboard receives paced 15 fps frames; at t0 the frame changes to one with
@@ -217,14 +217,22 @@ def bench_memory(minutes: float) -> list[tuple[float, float]]:
     return samples
 
 
+def _demo_size() -> tuple[int, int]:
+    """The bundled demo frames' own size."""
+    from vision.capture import DEMO_DIR
+
+    img = cv2.imread(str(sorted((DEMO_DIR / "frames").glob("*.jpg"))[0]))
+    return int(img.shape[1]), int(img.shape[0])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="memory run length (default 10)")
     ap.add_argument("--frames", type=int, default=300, help="frames for the fps runs")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--size", default=None, metavar="WxH",
-                    help="resize the 1280x720 demo frames to this size for the fps runs (e.g. 1920x1080, "
-                         "what serve asks a camera for)")
+                    help="resize the demo frames (1920x1080, what serve asks a camera for) to this size for the fps "
+                         "runs (e.g. 1280x720)")
     ap.add_argument("--only-fps", action="store_true", help="the fps runs only (no latency, no memory)")
     args = ap.parse_args()
     global SIZE
@@ -238,7 +246,7 @@ def main() -> int:
     rows = [bench_fps(args.frames, None, "loop, reader serve would use")]
     rows.append(bench_fps(args.frames, ReplayReader(), "loop, recorded readings"))
     rows.append(bench_threaded(10.0))
-    w, h = SIZE or (1280, 720)
+    w, h = SIZE or _demo_size()
     print(f"demo frames at {w}x{h}")
     print(f"{'measure':<40} {'value':>10}  note")
     for label, fps, note in rows:

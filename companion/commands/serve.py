@@ -32,11 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--camera-size", default="1920x1080", metavar="WxH",
                    help="the frame size asked of a camera index (default 1920x1080: the far racks' tiles "
                         "read better than at 1280x720, at about the same cost per reading)")
-    p.add_argument("--demo-models", action="store_true",
-                   help="with --source demo: read the demo's frames with the recognition models instead of "
-                        "replaying the readings recorded with them (the default)")
     p.add_argument("--replay-demo", action="store_true",
-                   help="with --source demo: replay the recorded readings (the default; kept for scripts)")
+                   help="with --source demo: replay the readings recorded with the demo's frames instead of "
+                        "reading them with the recognition models (the default, when the models load)")
+    p.add_argument("--demo-models", action="store_true",
+                   help="with --source demo: read the frames with the recognition models (the default; kept "
+                        "for scripts)")
 
 
 def _lan_address() -> str:
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     lan_ip = _lan_address() if args.lan else args.host
     config = LiveConfig(source=source, variant=args.variant, card=args.card, layout=args.layout,
                         tileset=args.tileset, data_dir=str(data), warnings=tuple(warnings), camera_size=camera_size,
-                        replay=bool(args.replay_demo or not args.demo_models))
+                        replay=bool(args.replay_demo and not args.demo_models))
     live = Live(config)
     app = create_app(live, {"token": token, "lan": bool(args.lan),
                             "host_url": f"{scheme}://{lan_ip}:{args.port}"})

@@ -58,7 +58,7 @@ def test_empty_folder_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_demo_source_opens_the_bundled_recording() -> None:
     src = open_source("demo", demo_fps=0)
     frame = next(src.frames())
-    assert frame.image.shape == (720, 1280, 3)
+    assert frame.image.shape == (1080, 1920, 3)
     assert (DEMO_DIR / "readings.json").is_file()
 
 

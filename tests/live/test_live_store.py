@@ -75,6 +75,30 @@ def test_demo_is_followed_to_the_wrong_rack_flag(tmp_path: Path) -> None:
     assert live.hub.frame(-1, 0)[1][:2] == b"\xff\xd8"
 
 
+def _story(live: Live) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(e["kind"], e["zone"], tuple(e["tiles"])) for e in reversed(live.hub.state()["events"])]
+
+
+def test_demo_read_by_the_models_follows_the_recorded_story(tmp_path: Path) -> None:
+    """The committed models read every still frame of the demo as its recording says: the same
+    discards and exposures in the same order, and the wrong-rack flag, with no other flag."""
+    warnings: list[str] = []
+    config = LiveConfig(source="demo", data_dir=str(tmp_path / "models"), demo_fps=0)
+    reader = make_reader(config, warnings)
+    assert type(reader).__name__ == "ModelReader" and warnings == []
+    read = Live(config, reader=reader)
+    read.run(max_frames=DEMO_FRAMES)
+    replayed = _demo(tmp_path / "replay")
+    replayed.run(max_frames=DEMO_FRAMES)
+    assert ("exposure", "P1-A", ("5D", "5D", "J", "5D")) in _story(read)
+    # the tiles' events in order; a flag's event may come either side of the exposure that raised it
+    assert [e for e in _story(read) if e[0] != "flag"] == [e for e in _story(replayed) if e[0] != "flag"]
+    assert [e for e in _story(read) if e[0] == "flag"] == [e for e in _story(replayed) if e[0] == "flag"]
+    state = read.hub.state()
+    assert [(f["kind"], f["zone"]) for f in state["flags"]] == [("wrong_rack", "P1-A")]
+    assert {r["zone"]: r["status"] for r in state["racks"]}["P1-A"] == "dead"
+
+
 def test_restart_resumes_and_correction_persists(tmp_path: Path) -> None:
     live = _demo(tmp_path)
     live.run(max_frames=DEMO_FRAMES)
@@ -106,4 +130,4 @@ def test_missing_models_fall_back_with_a_warning(monkeypatch: pytest.MonkeyPatch
     warnings.clear()
     monkeypatch.undo()
     assert isinstance(make_reader(LiveConfig(source="demo", replay=True), warnings), ReplayReader)
-    assert "--demo-models" in warnings[0]
+    assert "--replay-demo" in warnings[0]

@@ -48,7 +48,7 @@ def test_mjpeg_and_snapshot(client: FlaskClient) -> None:
     assert r.data.count(b"--frame\r\nContent-Type: image/jpeg") == 1
     snap = client.get("/snapshot.jpg")
     img = cv2.imdecode(np.frombuffer(snap.data, np.uint8), cv2.IMREAD_COLOR)
-    assert img.shape == (720, 1280, 3)
+    assert img.shape == (1080, 1920, 3)
 
 
 def test_correction_changes_the_reading(client: FlaskClient) -> None:
