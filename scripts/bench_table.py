@@ -297,6 +297,10 @@ def table_faces(spec: str) -> dict[str, list[Any]]:
     """The faces named by ``--faces`` (see its help)."""
     from vision.artwork import tile_faces
 
+    if spec == "american:photos":  # real photographed tiles, checked, with drawn index numbers
+        from scripts.make_demo import demo_faces
+
+        return dict(demo_faces(per_code=4, seed=4242))
     if not spec.startswith("american:"):
         return dict(tile_faces(spec))
     from scripts.synth_scenes import american_scene_faces
@@ -338,7 +342,9 @@ def main() -> int:
                          "flowers, soaps, backs, index numbers; vision.american, seed 4242) drawn over "
                          "those styles, e.g. american:xm-dorothys, the style no model trained on; "
                          "font-noto / font-symbola draw the Unicode glyphs of those fonts (Symbola: no model "
-                         "trained on it)")
+                         "trained on it); american:photos draws the set of the bundled demo: real photographed "
+                         "tiles of tiles-photos-v4/valid (those the photo classifier reads as labelled) with "
+                         "drawn index numbers, jokers, flowers and backs (scripts/make_demo.py demo_faces)")
     ap.add_argument("--supersample", type=int, default=CAMERA_SUPERSAMPLE,
                     help=f"point samples per pixel side when the table is warped into the camera's view (default "
                          f"{CAMERA_SUPERSAMPLE}, each pixel the mean over its area as a camera sums light; 1: one "

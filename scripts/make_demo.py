@@ -120,17 +120,17 @@ FACE_SEED = 31
 """The seed of the demo set's drawn American faces (jokers, flowers, backs, soaps, index numbers)."""
 
 
-def demo_faces() -> dict[str, list[np.ndarray]]:
+def demo_faces(per_code: int = 2, seed: int = FACE_SEED) -> dict[str, list[np.ndarray]]:
     """An American set as the demo shows it: real photographed tiles (:func:`checked_crops`) with
     index numbers drawn on, the set's jokers, flowers and soaps drawn (``vision.american``), one
     back for every face-down tile (a set's backs are all alike), and the renderer's plain drawn
     faces for any code left (seasons)."""
     from vision import american
 
-    photos = checked_crops(per_code=2)
+    photos = checked_crops(per_code=per_code)
     naturals = {c: v for c, v in photos.items()
                 if c in ("RD", "GD", "N", "E", "S", "W") or (c[0].isdigit() and c[1] in "BCD")}
-    faces = {**drawn_faces(), **photos, **american.synth_faces(seed=FACE_SEED, per_code=2, bases=naturals)}
+    faces = {**drawn_faces(), **photos, **american.synth_faces(seed=seed, per_code=per_code, bases=naturals)}
     faces["BK"] = faces["BK"][:1]
     return faces
 
