@@ -27,6 +27,7 @@ import multiprocessing as mp
 from functools import cache
 from pathlib import Path
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -63,7 +64,24 @@ WIDE3_STYLES = ("xm-dorwhite", "font-unifont")
 """``wide-mix3``: sets like ``wide-mix2``'s, the first style xmahjongg's American-labelled
 ``xm-dorwhite`` (:data:`vision.artwork.AMERICAN_STYLES`) 40 % of the time and the Unifont glyphs
 15 %; seeded apart from the other pools."""
-MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE, WIDE2_SOURCE, WIDE3_SOURCE)
+PHOTO_SOURCE = "american-photos"
+PHOTO_SETS = 12
+"""``american-photos``: American sets over real photographed tiles of ``tiles-photos-v4/train``
+(40 of each code, those whose corners show the face: :func:`face_on`), each set with its own four
+photos of each code, index numbers drawn on them, and its own jokers, flowers, soaps and backs
+(``vision.american.synth_faces``, seed 9500 + k): how a real American set looks, where the
+``photos`` source shows the photos bare and the mixes draw index numbers over artwork."""
+MIX_SOURCES = (MIX_SOURCE, WIDE_SOURCE, WIDE2_SOURCE, WIDE3_SOURCE, PHOTO_SOURCE)
+FACE_CORNER = (70, 170)
+""":func:`face_on`: a crop's corners' mean HSV saturation under the first, value over the second."""
+
+
+def face_on(crop: npt.NDArray[np.uint8]) -> bool:
+    """Whether a photo crop's corners show its tile's face (a pale, unsaturated face), not the
+    cloth around a tile lying at 45 degrees inside its upright box."""
+    hsv = cv2.cvtColor(crop, cv2.COLOR_BGR2HSV)
+    corners = np.concatenate([hsv[:8, :8], hsv[:8, -8:], hsv[-8:, :8], hsv[-8:, -8:]]).reshape(-1, 3)
+    return bool(corners[:, 1].mean() < FACE_CORNER[0] and corners[:, 2].mean() > FACE_CORNER[1])
 
 
 @cache
@@ -84,7 +102,24 @@ def _faces(source: str) -> Faces:
         return _wide_faces(int(source.split("/", 1)[1]), second=True)
     if source.startswith(WIDE3_SOURCE + "/"):
         return _wide_faces(int(source.split("/", 1)[1]), third=True)
+    if source.startswith(PHOTO_SOURCE + "/"):
+        return _photo_set(int(source.split("/", 1)[1]))
     raise ValueError(f"unknown face source: {source!r} (known: {', '.join(SOURCES + MIX_SOURCES)})")
+
+
+@cache
+def _train_photos() -> Faces:
+    return {c: [f for f in v if face_on(f)] for c, v in real_crops(per_code=40, split="train").items()}
+
+
+@cache
+def _photo_set(k: int) -> Faces:
+    """American set ``k`` of :data:`PHOTO_SOURCE`."""
+    from vision import american
+
+    naturals = {c: v for c, v in _train_photos().items()
+                if v and (c in ("RD", "GD", "N", "E", "S", "W") or (c[0].isdigit() and c[1] in "BCD"))}
+    return american.synth_faces(seed=9500 + k, per_code=4, bases=naturals)
 
 
 @cache
@@ -195,6 +230,8 @@ def frame_crops(seed: int, source: str, snap: float = 0.0, area: float = 0.0) ->
         source = f"{WIDE2_SOURCE}/{int(rng.integers(WIDE2_SETS))}"
     elif source == WIDE3_SOURCE:
         source = f"{WIDE3_SOURCE}/{int(rng.integers(WIDE3_SETS))}"
+    elif source == PHOTO_SOURCE:
+        source = f"{PHOTO_SOURCE}/{int(rng.integers(PHOTO_SETS))}"
     tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
     scene = random_scene(layout, seed, tileset)
     faces = _faces(source)

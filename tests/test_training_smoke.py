@@ -282,3 +282,20 @@ def test_bench_ignores_detections_on_tiles_out_of_the_truth() -> None:
     points = np.array([[10, 10], [2, 2], [18, 18], [11, 3], [30, 10]], np.float32)
     assert inside_quads(points, diamond)[:, 0].tolist() == [True, False, False, True, False]
     assert inside_quads(points, diamond[:, ::-1])[:, 0].tolist() == [True, False, False, True, False]
+
+
+def test_american_photos_are_sets_over_train_photos_seen_face_on() -> None:
+    """``american-photos``: each set draws its own photos of ``train/`` (never ``valid/``, which
+    the benchmark's ``american:photos`` faces come from), with the American set's own tiles."""
+    from scripts import table_crops as tc
+
+    bare = np.full((96, 72, 3), 230, np.uint8)
+    turned = bare.copy()
+    turned[:12, :12] = (40, 140, 30)  # the green cloth in the corners of a tile lying at 45 degrees
+    turned[-12:, -12:] = (40, 140, 30)
+    assert tc.face_on(bare) and not tc.face_on(turned)
+    a, b = tc._faces(f"{tc.PHOTO_SOURCE}/0"), tc._faces(f"{tc.PHOTO_SOURCE}/1")
+    assert {"J", "F", "BK", "WD", "GD", "5D", "N"} <= set(a)
+    assert not all(np.array_equal(x, y) for x, y in zip(a["5D"], b["5D"], strict=True))
+    x, codes = tc.frame_crops(123, tc.PHOTO_SOURCE, 0.7, 0.7)
+    assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10 and "J" in codes
