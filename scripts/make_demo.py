@@ -5,7 +5,8 @@ pung; player 1 claims one for a kong with a joker, then claims another onto the 
 exposure that no card hand can use beside the kong (a wrong-rack exposure).
 Between table states a "hand" crosses the view for one frame, so the motion gate has work.
 Writes ``frames/fNNN.jpg`` (1920x1080) and ``readings.json`` (the true reading of every still
-frame, replayed by the live loop when the recognition models are missing).
+frame, replayed by the live loop with ``serve --replay-demo`` or when the recognition models are
+missing).
 
     python scripts/make_demo.py [--out calibration/demo] [--card calibration/cards/example.mjcard] [--size 1920x1080]
 """
@@ -81,19 +82,18 @@ def story(wrong: tuple[str, ...]) -> list[Scene]:
 CHECK_CONFIDENCE = 0.85
 """A photo crop becomes a demo face only when the photo classifier reads it as its label at least
 this surely (:func:`checked_crops`)."""
-FACE_CORNER = (70, 170)
-"""... and when its corners look like a tile's face (HSV saturation under the first, value over the
-second): a crop of a tile lying at 45 degrees shows the cloth in its corners."""
 
 
 def checked_crops(per_code: int = 2, pool: int = 12) -> dict[str, list[np.ndarray]]:
     """``per_code`` photo crops of each code (:func:`vision.render.real_crops`, the valid split),
-    of the first ``pool``, that show their tile face on and are read as their label.
+    of the first ``pool``, that show their tile face on (:func:`scripts.table_crops.face_on`: a
+    crop of a tile lying at 45 degrees shows the cloth in its corners) and are read as their label.
 
     The photo set has mislabelled tiles: until the twenty-third session the demo's "5 Dots" were
     the first 5D crop, a 4 Dots tile (the classifier reads it as 4D at 0.92), so the models read
     the demo's 5D kong as 4 Dots, rightly, and the wrong-rack exposure beside it did not make
     the hand dead."""
+    from scripts.table_crops import face_on
     from vision.classify import CROP_H, CROP_W, TileClassifier, photo_classifier
 
     clf = TileClassifier(photo_classifier(ROOT / "models"))
@@ -103,10 +103,7 @@ def checked_crops(per_code: int = 2, pool: int = 12) -> dict[str, list[np.ndarra
         read = clf.run(small)
         keep = []
         for crop, got, conf in zip(crops, read.codes, read.confidence, strict=True):
-            hsv = cv2.cvtColor(crop, cv2.COLOR_BGR2HSV)
-            corners = np.concatenate([hsv[:8, :8], hsv[:8, -8:], hsv[-8:, :8], hsv[-8:, -8:]]).reshape(-1, 3)
-            face_on = corners[:, 1].mean() < FACE_CORNER[0] and corners[:, 2].mean() > FACE_CORNER[1]
-            if got == code and conf >= CHECK_CONFIDENCE and face_on:
+            if got == code and conf >= CHECK_CONFIDENCE and face_on(crop):
                 keep.append(crop)
         if keep:
             out[code] = keep[:per_code]
