@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--root", type=Path, default=None, help="tile sets folder (default calibration/tilesets)"
     )
     p.add_argument(
-        "--model", type=Path, default=None, help="classifier model (default models/classifier.onnx)"
+        "--model", type=Path, default=None, help="classifier model (default the photo classifier: models/classifier-int8.onnx, else models/classifier.onnx)"
     )
     p.add_argument("--list", action="store_true", help="list the enrolled tile sets")
 
