@@ -193,6 +193,25 @@ def _why_missed(truth: ZoneReading, read: ZoneReading | None) -> str:
     return "grouped otherwise"
 
 
+def _score_mahjong(stats: dict[str, Any], obs: Any, truth_mj: dict[str, Any], table: int = -1) -> None:
+    """Count the racks whose truth is a Mah Jongg display (a scored entry) and how many the reading
+    scored the same (hand, value, jokerless); a scored entry on a rack whose truth has none is a
+    false Mah Jongg, and each is listed for ``--misses``."""
+    for name, entry in truth_mj.items():
+        got = obs.mahjong.get(name)
+        if entry is None:
+            if got is not None:
+                stats["mj_false"] = stats.get("mj_false", 0) + 1
+                stats.setdefault("false_flags", []).append(f"table {table}: false Mah Jongg on {name}: {got}")
+            continue
+        stats["mj"] = stats.get("mj", 0) + 1
+        if got is not None and all(got.get(k) == entry.get(k) for k in ("hand", "value", "jokerless")):
+            stats["mj_ok"] = stats.get("mj_ok", 0) + 1
+        else:
+            stats.setdefault("missed_list", []).append(
+                f"table {table} {name}: Mah Jongg {entry.get('hand')} ({entry.get('value')}) scored as {got}")
+
+
 def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading], truth_flags: set[tuple[str, str | None]],
                  table: int = -1) -> None:
     """Add one frame's counts to ``stats``; each missed exposure and false flag is also listed
@@ -252,8 +271,9 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
         stats["ms_tracked"].append((time.perf_counter() - t0) * 1000)
         stats["calibrated"] += obs.homography != "missing"
         truth = truth_zones(layout, scene)
-        flags, _ = evaluate(truth, reader.ctx)
+        flags, truth_mj = evaluate(truth, reader.ctx)
         _score_frame(stats, obs, truth, {(f.kind, f.zone) for f in flags}, seed)
+        _score_mahjong(stats, obs, truth_mj, seed)
     return stats
 
 
@@ -266,6 +286,8 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     if s.get("discards"):
         print(f"  discards read right {s['discards_ok'] / s['discards']:.1%}  ({s['discards_ok']} of {s['discards']}"
               f" tiles; {s['discards_read']} read)")
+    print(f"  Mah Jongg displays scored right {s.get('mj_ok', 0)}/{s.get('mj', 0)} (hand, value, jokerless);"
+          f" false Mah Jongg {s.get('mj_false', 0)}")
     for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):
         ms = sorted(s[key])
         print(f"  {label:<19}median {statistics.median(ms):.1f}  p90 {ms[int(0.9 * (len(ms) - 1))]:.1f}  max {ms[-1]:.1f}")
