@@ -104,6 +104,36 @@ def mahjong_entry(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] | None:
     return best
 
 
+SCORE_KEYS = ("hand", "value", "jokerless")
+
+
+def _entry_on_every_reading(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] | None:
+    """The Mah Jongg entry of a 14-tile display read with uncertain tiles: its reading's entry
+    when that reading makes a card hand and no plausible reading of the uncertain tiles
+    (``z.readings``) makes another hand or value; None otherwise, and when the readings were too
+    many to enumerate.  A plausible reading that makes no hand does not stop it: the display is
+    declared, and a reading of it in error is never claimed on a weak tile; it stays flagged."""
+    entry = mahjong_entry(z, ctx)
+    if entry is None or not z.readings:
+        return None
+    key = tuple(entry[k] for k in SCORE_KEYS)
+    for exposures in z.readings:
+        tiles = tuple(c for e in exposures for c in e)
+        if len(tiles) != MJ_SIZE:
+            continue
+        other = mahjong_entry(ZoneReading(z.name, z.kind, tiles, exposures), ctx)
+        if other is not None and tuple(other[k] for k in SCORE_KEYS) != key:
+            return None
+    return dict(entry, uncertain=[i + 1 for i in z.uncertain])
+
+
+def scored_weakly_flag(z: ZoneReading) -> Flag:
+    """The ``unreadable`` flag of a display scored although some tiles read weakly."""
+    shown = ", ".join(f"#{i + 1} (read {z.tiles[i]})" for i in z.uncertain)
+    return Flag("unreadable", z.name, f"{z.name}: Mah Jongg scored, but tile(s) {shown} read weakly: "
+                                      "check them (no other reading of them makes another hand)")
+
+
 def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | None) -> list[Flag]:
     flags: list[Flag] = []
     n = len(z.tiles)
@@ -146,7 +176,11 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
     """
     flags = [unreadable_flag(z)] if z.uncertain else []
     if len(z.tiles) >= MJ_SIZE:
-        entry = mahjong_entry(z, ctx) if len(z.tiles) == MJ_SIZE and not z.uncertain else None
+        entry = None
+        if len(z.tiles) == MJ_SIZE:
+            entry = mahjong_entry(z, ctx) if not z.uncertain else _entry_on_every_reading(z, ctx)
+        if entry is not None and z.uncertain:
+            flags = [scored_weakly_flag(z)]
         return flags + _display_flags(z, ctx, entry), entry, True
     if z.uncertain:
         dead = _dead_on_every_reading(z, ctx)

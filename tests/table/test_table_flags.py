@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 from table_helpers import CARD, exps, flags_of, player, read, read_at, table, tile_index
 
+from companion.rules.tiles import ALL_CODES
 from companion.table import TableReader
 from vision.layout import load_layout
-from vision.render import RackScene, View
+from vision.render import RackScene, RenderedTable, View
+from vision.types import Detections
 
 LN1 = exps("7C 7C 7C", "7B 7B 7B", "7D 7D 7D 7D", "N N N N")
 
@@ -92,6 +94,41 @@ def test_displayed_mahjong_scored() -> None:
     with_joker = exps("7C 7C 7C", "7B J 7B", "7D 7D 7D 7D", "N N N N")
     obs = read(table(player("P1", with_joker, total=27)))
     assert obs.mahjong["P1-A"] == {"hand": "ln1", "value": 25, "jokerless": False, "card_value": 25}
+
+
+def _with_probs(r: RenderedTable, weak: list[int], alt: str, p_alt: float) -> Detections:
+    """The true detections with class probabilities: every tile sure of its code, the tiles
+    ``weak`` torn between their code and ``alt``."""
+    det = r.detections()
+    probs = np.full((len(det), len(ALL_CODES)), 0.001, np.float32)
+    for i, code in enumerate(det.codes):
+        probs[i, ALL_CODES.index(str(code))] = 0.98
+    for i in weak:
+        probs[i] = 0.001
+        probs[i, ALL_CODES.index(str(det.codes[i]))] = 1.0 - p_alt
+        probs[i, ALL_CODES.index(alt)] = p_alt
+    probs /= probs.sum(axis=1, keepdims=True)
+    conf = probs[np.arange(len(det)), [ALL_CODES.index(str(c)) for c in det.codes]].astype(np.float32)
+    return Detections(det.boxes, det.quads, det.codes, conf, probs=probs, classes=ALL_CODES)
+
+
+def test_a_display_read_weakly_is_scored_when_no_other_reading_makes_another_hand() -> None:
+    r = table(player("P1", LN1, total=27))
+    # a pung read weakly: its run's tiles do not vouch for each other
+    weak = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "7B"]
+    assert len(weak) == 3
+    # the weak 7 Bams may be 8 Bams, which make no hand: the display is scored, and flagged
+    obs = TableReader(r.layout, card=CARD).read(r.image, _with_probs(r, weak, "8B", 0.45))
+    assert obs.mahjong["P1-A"] is not None
+    entry = obs.mahjong["P1-A"]
+    assert (entry["hand"], entry["value"], entry["jokerless"]) == ("ln1", 50, True) and entry["uncertain"]
+    assert flags_of(obs, "unreadable") == ["P1-A"] and flags_of(obs, "wrong_rack") == []
+    assert "Mah Jongg scored, but tile(s) #" in next(f.message for f in obs.flags if f.zone == "P1-A")
+    # ... or jokers, with which it is the same hand at another value: not scored, not judged
+    obs = TableReader(r.layout, card=CARD).read(r.image, _with_probs(r, weak, "J", 0.45))
+    assert obs.mahjong["P1-A"] is None
+    assert flags_of(obs, "unreadable") == ["P1-A"] and flags_of(obs, "wrong_rack") == []
+    assert "too uncertain to judge" in next(f.message for f in obs.flags if f.zone == "P1-A")
 
 
 def test_mahjong_in_error_and_oversized_display() -> None:
