@@ -131,6 +131,19 @@ def test_a_display_read_weakly_is_scored_when_no_other_reading_makes_another_han
     assert "too uncertain to judge" in next(f.message for f in obs.flags if f.zone == "P1-A")
 
 
+def test_a_display_whose_weak_readings_cannot_be_listed_is_scored_up_to_half_weak() -> None:
+    # the other player's exposures and the discards keep the frame's weak share under 40 %
+    r = table(player("P1", LN1, total=27), player("P2", exps("2B 2B 2B", "GD GD GD"), exps("5C 5C 5C 5C")),
+              discards="1D 2D 3D 4D 6B 9C")
+    rack = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A"]
+    obs = read(r, low=tuple(rack[:7]))  # no probabilities: the weak tiles' other readings are unknown
+    assert obs.mahjong["P1-A"] is not None and obs.mahjong["P1-A"]["hand"] == "ln1"
+    assert obs.mahjong["P1-A"]["uncertain"] == list(range(1, 8))
+    assert flags_of(obs, "unreadable") == ["P1-A"]
+    obs = read(r, low=tuple(rack[:8]))
+    assert obs.mahjong["P1-A"] is None and flags_of(obs, "unreadable") == ["P1-A"]
+
+
 def test_mahjong_in_error_and_oversized_display() -> None:
     wrong = exps("7C 7C 7C", "7B 7B 7B", "6D 6D 6D 6D", "N N N N")
     obs = read(table(player("P1", wrong)))
