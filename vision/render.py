@@ -13,7 +13,6 @@ or :func:`real_crops`), else from :func:`drawn_faces` (fast, for tests).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -129,8 +128,12 @@ def drawn_faces() -> Faces:
 
 
 def shared_data_dir() -> Path:
-    env = os.environ.get("COMPANION_SHARED")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    """The shared data folder (:func:`vision.artwork.shared_dir`: ``$COMPANION_SHARED/data`` or
+    ``<repo>/../shared/data``).  Until the twenty-third session this read ``$COMPANION_SHARED``
+    itself as the data folder, so the real-photo faces were missing wherever it was set."""
+    from vision.artwork import shared_dir
+
+    return shared_dir()
 
 
 _PHOTO_CLASSES = (
