@@ -149,6 +149,18 @@ def _inject(rng: np.random.Generator, scene: Scene) -> Scene:
     return Scene({**scene.racks, name: rack}, scene.discards)
 
 
+def with_dense_discards(scene: Scene, tileset: TileSet, n: int, seed: int) -> Scene:
+    """``scene`` with ``n`` discards (drawn from the tiles the racks leave) laid in rows, side by
+    side, as a long game leaves them (``Scene.dense_discards``)."""
+    rng = np.random.default_rng(seed + 2718)
+    left: Counter[str] = Counter(tileset.counts)
+    for rack in scene.racks.values():
+        left.subtract(c for e in rack.exposures for c in e)
+    pool = [c for c, k in sorted(left.items()) if c != "BK" for _ in range(max(0, k))]
+    picks = rng.choice(len(pool), size=min(n, len(pool)), replace=False)
+    return Scene(scene.racks, tuple(str(pool[i]) for i in picks), dense_discards=True)
+
+
 def truth_zones(layout: Layout, scene: Scene) -> dict[str, ZoneReading]:
     zones = {}
     for z in layout.zones:
@@ -260,6 +272,8 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
     for seed in range(args.tables):
         reader = TableReader(layout, recognizer, card=card, variant=args.variant)
         scene = make_scene(layout, card, reader.ctx.tileset, seed)
+        if args.dense_discards:
+            scene = with_dense_discards(scene, reader.ctx.tileset, args.dense_discards, seed)
         r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces,
                          supersample=args.supersample)
         given = noisy(r.detections(), recognizer, seed) if isinstance(recognizer, Oracle) else None
@@ -371,6 +385,9 @@ def main() -> int:
                     help=f"point samples per pixel side when the table is warped into the camera's view (default "
                          f"{CAMERA_SUPERSAMPLE}, each pixel the mean over its area as a camera sums light; 1: one "
                          "sample per pixel, the renderer of the first twenty sessions, whose far tiles alias)")
+    ap.add_argument("--dense-discards", type=int, default=0, metavar="N",
+                    help="N discards laid in rows, side by side (0-3 mm apart), as a long game leaves them, "
+                         "instead of 4-20 scattered apart")
     ap.add_argument("--misses", action="store_true",
                     help="after each size's figures, list every missed exposure (the table's seed, rack, truth, "
                          "what was read there) and every false flag, with its message")

@@ -50,6 +50,7 @@ class RackScene:
 class Scene:
     racks: dict[str, RackScene] = field(default_factory=dict)
     discards: tuple[str, ...] = ()
+    dense_discards: bool = False  # discards laid in rows, side by side (else scattered apart)
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,28 @@ def _rack_rows(rack: RackScene, rng: np.random.Generator) -> list[list[tuple[str
     return [front, back]
 
 
+def _place_discards_in_rows(
+    zone: Zone, codes: tuple[str, ...], rng: np.random.Generator
+) -> list[tuple[str, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """Discards as a long game leaves them: rows of tiles side by side, 0-3 mm apart (touching
+    about a third of the time), each a few degrees off square and facing either player."""
+    poly = np.asarray(zone.polygon_mm, np.float64)
+    lo, hi = poly.min(axis=0) + 22, poly.max(axis=0) - 22
+    placed = []
+    x, y = lo[0], lo[1]
+    for code in codes:
+        gap = float(rng.choice([0.0, rng.uniform(0.5, 3.0)], p=[0.35, 0.65]))
+        if x + TILE_W_MM > hi[0]:
+            x, y = lo[0], y + TILE_H_MM + float(rng.uniform(2.0, 6.0))
+        if y + TILE_H_MM > hi[1]:
+            raise ValueError(f"discards: no room for {len(codes)} tiles in rows in zone {zone.name!r}")
+        c = np.array([x + TILE_W_MM / 2, y + TILE_H_MM / 2 + float(rng.normal(0, 0.8))])
+        a = np.radians(float(rng.normal(0, 2.5))) + (np.pi if rng.random() < 0.5 else 0.0)
+        placed.append((code, -1, c, np.array([np.sin(a), -np.cos(a)])))
+        x += TILE_W_MM + gap
+    return placed
+
+
 def _place_discards(
     zone: Zone, codes: tuple[str, ...], rng: np.random.Generator
 ) -> list[tuple[str, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
@@ -427,7 +450,8 @@ def render_table(
         if zone.kind == "rack" and zone.name in scene.racks:
             placed += [(zone.name, *p) for p in _place_rack(zone, scene.racks[zone.name], layout, rng)]
         elif zone.kind == "discards" and scene.discards:
-            placed += [(zone.name, *p) for p in _place_discards(zone, scene.discards, rng)]
+            place = _place_discards_in_rows if scene.dense_discards else _place_discards
+            placed += [(zone.name, *p) for p in place(zone, scene.discards, rng)]
     unknown = set(scene.racks) - {z.name for z in layout.racks}
     if unknown:
         raise ValueError(f"scene names racks not in layout {layout.name!r}: {sorted(unknown)}")

@@ -9,6 +9,7 @@ from table_helpers import SIAMESE, exps, player, table
 from companion.rules.tiles import AMERICAN
 from vision.layout import load_layout
 from vision.render import (
+    TILE_W_MM,
     RackScene,
     Scene,
     View,
@@ -111,3 +112,22 @@ def test_render_table_is_area_sampled_by_default_and_refuses_no_samples() -> Non
     assert not np.array_equal(default.image, point.image) and default.tiles == point.tiles
     with pytest.raises(ValueError, match="supersample"):
         render_table(SIAMESE, scene, seed=4, supersample=0)
+
+
+def test_dense_discards_lie_in_rows_side_by_side_inside_their_zone() -> None:
+    codes = tuple(["5D", "N", "J", "2B", "F", "9C"] * 10)
+    r = render_table(SIAMESE, Scene(player("P1") | player("P2"), codes, dense_discards=True), view=View())
+    disc = [t for t in r.tiles if t.zone == "discards"]
+    assert sorted(t.code for t in disc) == sorted(codes)
+    c = np.array([t.centre_mm for t in disc])
+    zone = next(z for z in SIAMESE.zones if z.kind == "discards")
+    lo, hi = np.min(zone.polygon_mm, axis=0), np.max(zone.polygon_mm, axis=0)
+    assert np.all(c > lo) and np.all(c < hi)
+    rows = np.unique(np.round(c[:, 1] / 10))
+    assert 2 <= len(rows) <= 6  # rows, not a scatter
+    same_row = np.abs(np.diff(c[:, 1])) < 5
+    pitch = np.diff(c[:, 0])[same_row]
+    assert pitch.min() >= TILE_W_MM - 0.5 and np.median(pitch) < TILE_W_MM + 3  # side by side, some touching
+    scattered = render_table(SIAMESE, Scene(player("P1") | player("P2"), codes[:12]), view=View())
+    s = np.array([t.centre_mm for t in scattered.tiles if t.zone == "discards"])
+    assert min(np.linalg.norm(a - b) for i, a in enumerate(s) for b in s[i + 1:]) > 42  # apart, as before
