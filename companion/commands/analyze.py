@@ -117,6 +117,8 @@ def _print_text(obs: Any, source: str) -> None:
     for name, mj in obs.mahjong.items():
         if mj:
             extra = ", jokerless" if mj["jokerless"] else ""
+            if mj.get("uncertain"):
+                extra += f" (tile(s) {', '.join(f'#{i}' for i in mj['uncertain'])} read weakly: check them)"
             print(f"mahjong {name}: {mj['hand']} = {mj['value']}{extra}")
     for f in obs.flags:
         print(f"flag {f.kind} {f.zone or '-'}: {f.message}")

@@ -123,3 +123,22 @@ def test_analyze_with_the_models_reads_at_table_scale(frame: tuple[Path, Path], 
     truth = 3 + 3 + 4 + 4 + 3 + 3 + 2  # face-up tiles rendered above, plus backs the renderer adds
     assert seen >= truth  # at half-size input (the photo path) most of these tiles were lost
     assert not any(f["kind"] == "wrong_rack" and f["zone"] == "P1-A" for f in data["flags"])
+
+
+def test_analyze_a_display_scored_on_a_weak_tile(frame: tuple[Path, Path], capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    img, det = frame
+    card = Path(__file__).parent / "data" / "spec-example.mjcard"
+    tiles = json.loads(det.read_text())["tiles"]
+    weak = next(i for i, t in enumerate(tiles) if t["code"] == "7B")
+    tiles[weak]["confidence"] = 0.3
+    det2 = tmp_path / "weak.json"
+    det2.write_text(json.dumps({"tiles": tiles}))
+    assert main(["analyze", str(img), "--detections", str(det2), "--card", str(card), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    entry = data["mahjong"]["P1-A"]
+    assert (entry["hand"], entry["value"], len(entry["uncertain"])) == ("ln1", 50, 1)
+    assert "Mah Jongg scored" in next(f["message"] for f in data["flags"] if f["zone"] == "P1-A")
+    assert main(["analyze", str(img), "--detections", str(det2), "--card", str(card)]) == 0
+    text = capsys.readouterr().out
+    assert f"mahjong P1-A: ln1 = 50, jokerless (tile(s) #{entry['uncertain'][0]} read weakly: check them)" in text
