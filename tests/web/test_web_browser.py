@@ -142,3 +142,47 @@ def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: obje
     page.locator("#variant-result:has-text('now playing')").wait_for()
     page.wait_for_timeout(300)
     assert len(posts) == 1
+
+
+def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
+    """A display scored on a weak reading: the rack card names the hand and points and asks for
+    the weak tile to be checked (readings replayed from a recording made for this test)."""
+    import json
+    import shutil
+
+    from werkzeug.serving import make_server
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    shutil.copy(DEMO_DIR / "frames" / "f000.jpg", frames / "a.jpg")
+    (frames / "playlist.txt").write_text("a.jpg\n" * 8)
+    display = [["7C", "7C", "7C"], ["7B", "7B", "7B"], ["7D", "7D", "7D", "7D"], ["N", "N", "N", "N"]]
+    tiles = [c for e in display for c in e]
+    zones = {"P1-A": {"kind": "rack", "player": 1, "hand": "A", "tiles": tiles, "exposures": display, "face_down": 0,
+                      "uncertain": [4]},
+             "P1-B": {"kind": "rack", "player": 1, "hand": "B", "tiles": [], "exposures": [], "face_down": 13},
+             "discards": {"kind": "discards", "player": None, "tiles": [], "exposures": [], "face_down": 0}}
+    mahjong = {"P1-A": {"hand": "ln1", "value": 50, "jokerless": True, "card_value": 25, "uncertain": [4]},
+               "P1-B": None}
+    recording = tmp_path / "readings.json"
+    recording.write_text(json.dumps({"frames": {"a.jpg": {"homography": "fresh", "zones": zones, "flags": [],
+                                                          "mahjong": mahjong}}}))
+    live = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data")),
+                source=FolderSource(frames, loop=False, fps=20), reader=ReplayReader(recording))
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    live.start()
+    ctx = browser.new_context(viewport={"width": 412, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(12_000)
+        page.goto(f"http://127.0.0.1:{srv.server_port}/")
+        line = page.locator('.rack[data-zone="P1-A"] .mj')
+        line.wait_for()
+        text = line.inner_text()
+        assert "Mah Jongg: ln1, 50 points (jokerless)" in text and "check tile(s) #4" in text
+        assert page.locator('.rack[data-zone="P1-B"] .mj').count() == 0
+    finally:
+        ctx.close()
+        srv.shutdown()
+        live.stop()

@@ -36,13 +36,20 @@ function zoneTiles(z) {
   return ex + `<span class="loose">${z.tiles.map((t) => tileHtml(z.zone, t)).join("")}</span>`;
 }
 
+function mahjongLine(mj) {
+  if (!mj) return "";
+  const weak = mj.uncertain && mj.uncertain.length
+    ? ` <span class="check">scored on a weak reading: check tile(s) ${mj.uncertain.map((i) => "#" + i).join(", ")}</span>` : "";
+  return `<p class="mj">Mah Jongg: <b>${esc(mj.hand)}</b>, ${esc(String(mj.value))} points${mj.jokerless ? " (jokerless)" : ""}${weak}</p>`;
+}
+
 function renderRacks(s) {
   $("racks").innerHTML = s.racks.map((r) => {
     const viable = r.viable ? `<details><summary>${r.viable.length} card hands still possible</summary><ul>${r.viable.map((h) => `<li>${esc(h.name || h.hand)}${h.missing !== undefined ? ` <span class="small">(${h.missing} missing)</span>` : ""}</li>`).join("")}</ul></details>` : "";
     return `<article class="card rack ${r.status}" data-zone="${esc(r.zone)}">
       <h3>${esc(r.zone)} ${r.player != null ? `<span class="small">player ${r.player}</span>` : ""} <span class="badge ${r.status}">${r.status}</span></h3>
       <div class="tiles">${zoneTiles(r) || '<span class="small">no exposures</span>'}</div>
-      ${r.face_down ? `<p class="small">${r.face_down} face down</p>` : ""}${viable}</article>`;
+      ${mahjongLine(r.mahjong)}${r.face_down ? `<p class="small">${r.face_down} face down</p>` : ""}${viable}</article>`;
   }).join("");
   $("discards").innerHTML = s.discards.map((d) => `<div><b>${esc(d.zone)}</b> <span class="tiles">${d.tiles.map((t) => tileHtml(d.zone, t)).join("")}</span></div>`).join("") || '<span class="small">none yet</span>';
 }
