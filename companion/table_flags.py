@@ -111,8 +111,8 @@ MAX_WEAK_UNCHECKED = 7
 """A display whose weak tiles' plausible readings are too many to enumerate (a weak tile of an
 unfamiliar set spreads its belief over many codes) is scored on its reading when at most this many
 of its 14 tiles read weakly.  Card hands are sparse among 14-tile multisets, so a misread seldom
-lands on one: on 50 rendered tables at 1280x720 and 1920x1080 of seven face sets and a Royale
-layout (twenty-third session), no display was scored as another hand or value, and none where
+lands on one: on rendered tables at 1280x720 and 1920x1080 (50 each of seven face sets, 20 of a
+Royale layout; twenty-third session), no display was scored as another hand or value, and none where
 the truth holds no Mah Jongg, while the displays scored right went from 122 to 188 of 244
 (docs/table.md, "Mah Jongg displays read with weak tiles")."""
 
