@@ -124,10 +124,8 @@ def demo_faces(per_code: int = 2, seed: int = FACE_SEED) -> dict[str, list[np.nd
     faces for any code left (seasons)."""
     from vision import american
 
-    photos = checked_crops(per_code=per_code)
-    naturals = {c: v for c, v in photos.items()
-                if c in ("RD", "GD", "N", "E", "S", "W") or (c[0].isdigit() and c[1] in "BCD")}
-    faces = {**drawn_faces(), **photos, **american.synth_faces(seed=seed, per_code=per_code, bases=naturals)}
+    photos = checked_crops(per_code=per_code)  # synth_faces indexes the numbers and winds, keeps the dragons
+    faces = {**drawn_faces(), **photos, **american.synth_faces(seed=seed, per_code=per_code, bases=photos)}
     faces["BK"] = faces["BK"][:1]
     return faces
 

@@ -109,17 +109,17 @@ def _faces(source: str) -> Faces:
 
 @cache
 def _train_photos() -> Faces:
-    return {c: [f for f in v if face_on(f)] for c, v in real_crops(per_code=40, split="train").items()}
+    faces = {c: [f for f in v if face_on(f)] for c, v in real_crops(per_code=40, split="train").items()}
+    return {c: v for c, v in faces.items() if v}
 
 
 @cache
 def _photo_set(k: int) -> Faces:
-    """American set ``k`` of :data:`PHOTO_SOURCE`."""
+    """American set ``k`` of :data:`PHOTO_SOURCE` (``synth_faces`` draws index numbers on the
+    number and wind photos, keeps the dragons and leaves the rest)."""
     from vision import american
 
-    naturals = {c: v for c, v in _train_photos().items()
-                if v and (c in ("RD", "GD", "N", "E", "S", "W") or (c[0].isdigit() and c[1] in "BCD"))}
-    return american.synth_faces(seed=9500 + k, per_code=4, bases=naturals)
+    return american.synth_faces(seed=9500 + k, per_code=4, bases=_train_photos())
 
 
 @cache
