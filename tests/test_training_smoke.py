@@ -284,6 +284,7 @@ def test_bench_ignores_detections_on_tiles_out_of_the_truth() -> None:
     assert inside_quads(points, diamond[:, ::-1])[:, 0].tolist() == [True, False, False, True, False]
 
 
+@needs_photos
 def test_american_photos_are_sets_over_train_photos_seen_face_on() -> None:
     """``american-photos``: each set draws its own photos of ``train/`` (never ``valid/``, which
     the benchmark's ``american:photos`` faces come from), with the American set's own tiles."""
