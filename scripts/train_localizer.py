@@ -279,11 +279,12 @@ class TablePool:
     (``scripts/table_crops.py``).
     """
 
-    def __init__(self, frames: int, seed: int, top_down: float = 0.0) -> None:
+    def __init__(self, frames: int, seed: int, top_down: float = 0.0, area: float = 0.0,
+                 dense: float = 0.0) -> None:
         from companion.rules.tiles import AMERICAN, CHINESE
         from scripts.table_crops import SIZES, SOURCES, _faces
         from vision.layout import load_layout
-        from vision.render import random_scene, random_view, render_table
+        from vision.render import CAMERA_SUPERSAMPLE, random_scene, random_view, render_table
 
         layout = load_layout("siamese-2")
         self.top_down = top_down
@@ -294,10 +295,19 @@ class TablePool:
             source = SOURCES[i % len(SOURCES)]
             tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
             size = SIZES[int(rng.integers(len(SIZES)))]
-            # one sample per pixel, as the committed table localiser trained (render_table's
-            # ``supersample``; the renderer's area-sampled default came after it)
-            r = render_table(layout, random_scene(layout, fs, tileset), seed=fs, view=random_view(fs, size),
-                             faces=_faces(source), supersample=1)
+            # a share ``area`` area-sampled as a camera sums light (render_table's default since the
+            # twentieth session), the rest one sample per pixel, as the third session's table
+            # localiser trained; a share ``dense`` with the discards laid in rows.  Draws of their
+            # own, so that with both at 0 the pool is the very frames it always was.
+            extra = np.random.default_rng(fs + 7).random(2)
+            supersample = CAMERA_SUPERSAMPLE if extra[0] < area else 1
+            scene = random_scene(layout, fs, tileset)
+            if extra[1] < dense:
+                from scripts.bench_table import with_dense_discards
+
+                scene = with_dense_discards(scene, tileset, int(rng.integers(20, 61)), fs)
+            r = render_table(layout, scene, seed=fs, view=random_view(fs, size),
+                             faces=_faces(source), supersample=supersample)
             self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32), r.table_to_image))
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -340,6 +350,8 @@ class Source:
         american: float = 0.0,
         backs: float = 0.0,
         in_view: bool = False,
+        area: float = 0.0,
+        dense: float = 0.0,
     ) -> None:
         self.photos = photos
         self.band = band
@@ -357,7 +369,7 @@ class Source:
             self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), back_share=backs,
                                       in_view=in_view)
         self.table_frac = table_frac
-        self.table = TablePool(table_frames, seed, top_down) if table_frac > 0 else None
+        self.table = TablePool(table_frames, seed, top_down, area, dense) if table_frac > 0 else None
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         if self.table is not None and rng.random() < self.table_frac:
@@ -482,6 +494,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--table-frames", type=int, default=60, help="rendered table frames in the pool")
     ap.add_argument("--top-down", type=float, default=0.0,
                     help="share of table windows seen from straight above, as the table reader localises")
+    ap.add_argument("--area", type=float, default=0.0,
+                    help="share of the table frames area-sampled (render_table's default; 0: one sample per "
+                         "pixel, as the committed table localiser trained)")
+    ap.add_argument("--dense", type=float, default=0.0,
+                    help="share of the table frames with the discards laid in rows, side by side")
     ap.add_argument("--american", type=float, default=0.0,
                     help="share of the synthetic scenes drawn with an American set's faces (american_scene_faces)")
     ap.add_argument("--backs", type=float, default=0.0,
@@ -573,7 +590,7 @@ def train(args: argparse.Namespace) -> None:
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
-                    args.top_down, args.american, args.backs, args.in_view)
+                    args.top_down, args.american, args.backs, args.in_view, args.area, args.dense)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

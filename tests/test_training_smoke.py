@@ -63,6 +63,27 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
     assert outs[0].shape[-2:] == (80, 80) and np.isfinite(outs[0]).all()
 
 
+_POOL = """
+import numpy as np
+from scripts.train_localizer import TablePool
+base, area, dense = (TablePool(1, 5, area=a, dense=d).frames[0] for a, d in ((0, 0), (1, 0), (0, 1)))
+print(len(base[1]), len(area[1]), len(dense[1]), float(np.abs(base[1] - area[1]).max()),
+      float(np.abs(base[0].astype(int) - area[0].astype(int)).mean()))
+"""
+
+
+@needs_torch
+@needs_photos
+def test_table_pool_area_sampled_and_dense_frames() -> None:
+    """``--area`` draws the same tables area-sampled (the same tiles, other pixels); ``--dense``
+    lays 20-60 discards in rows, so the frame holds more tiles."""
+    res = _run(["-c", _POOL])
+    n_base, n_area, n_dense, quad_diff, pixel_diff = res.stdout.split()
+    assert n_base == n_area and float(quad_diff) < 1e-3
+    assert float(pixel_diff) > 0.05  # the same frame would be 0
+    assert int(n_dense) > int(n_base)
+
+
 @needs_torch
 @needs_photos
 def test_classifier_training_smoke(tmp_path: Path) -> None:
