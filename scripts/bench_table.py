@@ -260,6 +260,15 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
     for f in obs.flags:
         if f.kind not in ("unreadable", "view") and (f.kind, f.zone) not in truth_flags:
             stats.setdefault("false_flags", []).append(f"table {table}: false {f.kind}: {f.message}")
+    for kind, zone in sorted(truth_flags - pred, key=str):
+        if kind == "wrong_rack" and zone is not None:  # a dead hand not called: what the reader said instead
+            said = [f"{f.kind} ({f.cause or 'weak tiles'})" if f.kind == "unreadable" else f.kind
+                    for f in obs.flags if f.zone == zone and f.kind != "view"] or ["no flag"]
+            read = obs.zones.get(zone)
+            seen = " | ".join(" ".join(g) for g in read.exposures) if read else "nothing"
+            stats.setdefault("uncalled_list", []).append(
+                f"table {table} {zone}: dead hand not called ({', '.join(said)}); truth "
+                f"{' | '.join(' '.join(g) for g in truth[zone].exposures)}; read {seen}")
     for kind, zone in pred | truth_flags:
         k = stats["flags"].setdefault(kind, Counter())
         k["tp" if (kind, zone) in pred and (kind, zone) in truth_flags else "fp" if (kind, zone) in pred else "fn"] += 1
@@ -390,7 +399,8 @@ def main() -> int:
                          "instead of 4-20 scattered apart")
     ap.add_argument("--misses", action="store_true",
                     help="after each size's figures, list every missed exposure (the table's seed, rack, truth, "
-                         "what was read there) and every false flag, with its message")
+                         "what was read there), every dead hand not called (what the reader said of that rack instead) "
+                         "and every false flag, with its message")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
@@ -418,7 +428,7 @@ def main() -> int:
         stats = run_size(args, (w, h), recognizer, faces)
         _report((w, h), stats, args.tables)
         if args.misses:
-            for line in stats.get("missed_list", []) + stats.get("false_flags", []):
+            for line in stats.get("missed_list", []) + stats.get("uncalled_list", []) + stats.get("false_flags", []):
                 print(f"    {line}")
     return 0
 
