@@ -18,6 +18,7 @@ from companion.live_events import GameEvent, diff
 from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
 from companion.table import Flag, TableObservation, ZoneReading
+from companion.table_decode import WILD
 from companion.table_flags import unreadable_flag
 
 MAX_LOG = 200
@@ -87,11 +88,26 @@ def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
     uncertain = tuple(i for i in z.uncertain if i != index)  # the player's word is certain
     confidence = tuple(1.0 if i == index else c for i, c in enumerate(z.confidence))
     own = tuple(1.0 if i == index else c for i, c in enumerate(z.own_confidence))
-    # the plausible readings left are those that read the corrected tile as the player said
+    # the plausible readings left are those that read the corrected tile as the player said; where
+    # none names that code, those that held it as any other tile (WILD), with the code put in
     flat = [tuple(t for e in r for t in e) for r in z.readings]
-    readings = tuple(r for r, f in zip(z.readings, flat, strict=True) if len(f) == len(tiles) and f[index] == code)
+    fits = [len(f) == len(tiles) for f in flat]
+    named = {f[index] for f, ok in zip(flat, fits, strict=True) if ok}
+    readings = tuple(r for r, f, ok in zip(z.readings, flat, fits, strict=True) if ok and f[index] == code)
+    if code not in named and WILD in named:
+        readings = tuple(_put(r, index, code) for r, f, ok in zip(z.readings, flat, fits, strict=True)
+                         if ok and f[index] == WILD)
     return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain, confidence=confidence,
                    readings=readings, own_confidence=own)
+
+
+def _put(exposures: tuple[tuple[str, ...], ...], index: int, code: str) -> tuple[tuple[str, ...], ...]:
+    """``exposures`` with the tile at ``index`` (counted across them) made ``code``."""
+    out, pos = [], 0
+    for e in exposures:
+        out.append(tuple(code if pos + k == index else t for k, t in enumerate(e)))
+        pos += len(e)
+    return tuple(out)
 
 
 class LiveGame:

@@ -209,7 +209,9 @@ def _decode_runs(seen: list[SeenTile], probs: npt.NDArray[np.float32], classes: 
                 out[i] = replace(seen[i], code=code, confidence=c)
                 owns[i] = o
             if min(conf) < min_conf:
-                doubtful.append((list(run), plausible_readings(reading)))
+                # a tile read as almost anything may be any code (WILD) before a Mah Jongg
+                # display, where a rack is judged dead only on exposures that hold none
+                doubtful.append((list(run), plausible_readings(reading, wild=short < 1.0 and not chows)))
     return out, doubtful, owns
 
 

@@ -252,15 +252,41 @@ def decode_run(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True
 
 def plausible_runs(probs: npt.ArrayLike, classes: Sequence[str], jokers: bool = True, chows: bool = False,
                    floor: float = ALT_FLOOR, limit: int = 256,
-                   short: float = SHORT) -> list[tuple[tuple[str, ...], float]] | None:
+                   short: float = SHORT, wild: bool = False) -> list[tuple[tuple[str, ...], float]] | None:
     """:func:`plausible_readings` of the run read from ``probs``."""
     if len(np.asarray(probs)) == 0:
         return [((), 1.0)]
-    return plausible_readings(read_run(probs, classes, jokers, chows, floor, short), floor, limit)
+    return plausible_readings(read_run(probs, classes, jokers, chows, floor, short), floor, limit, wild)
 
 
-def plausible_readings(run: RunReading, floor: float = ALT_FLOOR,
-                       limit: int = 256) -> list[tuple[tuple[str, ...], float]] | None:
+WILD = "?"
+"""A code standing for "some tile not otherwise named" in :func:`plausible_readings` with
+``wild``: a tile of a kind unlike every neighbour it could group with.  No hand is judged on an
+exposure that holds one."""
+
+
+def _wild_domains(run: RunReading, loose: list[int]) -> list[tuple[str, ...]]:
+    """Each tile's candidates when the ``loose`` tiles may be anything: a loose tile takes, beside
+    its own plausible codes, every natural code its neighbours in the run may take (to a fixed
+    point, so a row of loose tiles passes them along), a joker, and :data:`WILD` for any other
+    code.  What matters to the grouping is only whether a tile is its neighbour's kind, a joker
+    or another kind, so these cover every code the tile may truly be."""
+    cands = [list(c) for c in run.alternatives]
+    jokers = bool(np.any(run.t_jok > 0))
+    changed = True
+    while changed:
+        changed = False
+        for i in loose:
+            near = [c for j in (i - 1, i + 1) if 0 <= j < len(cands) for c in cands[j] if c not in (JOKER, WILD)]
+            for c in [*near, *([JOKER] if jokers else []), WILD]:
+                if c not in cands[i]:
+                    cands[i].append(c)
+                    changed = True
+    return [tuple(c) for c in cands]
+
+
+def plausible_readings(run: RunReading, floor: float = ALT_FLOOR, limit: int = 256,
+                       wild: bool = False) -> list[tuple[tuple[str, ...], float]] | None:
     """The whole run's plausible readings with their share of the (tempered) chain's belief.
 
     Each tile's candidates are its plausible codes; every combination is scored jointly (each
@@ -270,38 +296,59 @@ def plausible_readings(run: RunReading, floor: float = ALT_FLOOR,
     combinations exceed ``limit``, or when some tile's plausible codes hold less than
     :data:`COVER` of its belief (a tile read as almost anything: its true code may be one that
     was not enumerated, so the run is too doubtful to judge).
+
+    With ``wild``, such a loose tile is not the end of it: it may be anything
+    (:func:`_wild_domains`, :data:`WILD` among its candidates), every one of its candidates is
+    kept whatever its odds, and the floor weighs the other tiles' readings alone (their share
+    among the readings of the run without the loose tiles).
     """
-    cands = run.alternatives
+    index = {k: i for i, k in enumerate(run.kinds)}
+    loose = []
+    for i, cand in enumerate(run.alternatives):
+        held = sum(float(run.t_jok[i]) if code == JOKER else float(run.t_nat[i, index[code]]) for code in cand)
+        if held < COVER:
+            loose.append(i)
+    if loose and not wild:
+        return None
+    cands = _wild_domains(run, loose) if loose else run.alternatives
     combos = 1
     for cand in cands:
         combos *= len(cand)
     if combos > limit:
         return None
-    index = {k: i for i, k in enumerate(run.kinds)}
-    for i, cand in enumerate(cands):
-        held = sum(float(run.t_jok[i]) if code == JOKER else float(run.t_nat[i, index[code]]) for code in cand)
-        if held < COVER:
-            return None
-    natural, joker, trans = run.natural, run.joker, run.trans
-    scored = []
+    firm = [i for i in range(len(cands)) if i not in loose]
+    natural, joker, trans = run.natural[firm], run.joker[firm], run.trans
+    shares: dict[tuple[str, ...], float] = {}
+    for codes in itertools.product(*(cands[i] for i in firm)):
+        shares[codes] = _score(codes, index, natural, joker, trans)
+    total = sum(shares.values()) or 1.0
+    out = []
     for codes in itertools.product(*cands):
-        nat = [i for i, c in enumerate(codes) if c != JOKER]
-        if not nat:
-            scored.append((codes, float(np.prod(joker[:, 0]))))
-            continue
-        kind = []
-        for i, c in enumerate(codes):
-            if c != JOKER:
-                kind.append(index[c])
-            else:  # a joker stands for its nearest natural neighbour's kind (the left one first)
-                left = [j for j in nat if j < i]
-                kind.append(index[codes[left[-1] if left else min(nat)]])
-        score = 1.0
-        for i, c in enumerate(codes):
-            score *= joker[i, 0] if c == JOKER else natural[i, kind[i]]
-            if i:
-                score *= trans[kind[i - 1], kind[i]]
-        scored.append((codes, score))
-    total = sum(s for _, s in scored) or 1.0
-    out = [(tuple(reading), s / total) for reading, s in scored if s / total >= floor]
+        share = shares[tuple(codes[i] for i in firm)] / total
+        if share >= floor:
+            out.append((tuple(codes), share))
     return sorted(out, key=lambda cs: -cs[1])
+
+
+def _score(codes: tuple[str, ...], index: dict[str, int], natural: FloatArray, joker: FloatArray,
+           trans: FloatArray) -> float:
+    """The tempered chain's odds of one reading of a run: each tile's evidence, a joker taking its
+    nearest natural neighbour's kind (the left one first), the odds of each exposure boundary."""
+    nat = [i for i, c in enumerate(codes) if c != JOKER]
+    if not codes:
+        return 1.0
+    if not nat:
+        return float(np.prod(joker[:, 0]))
+    kind = []
+    for i, c in enumerate(codes):
+        if c != JOKER:
+            kind.append(index[c])
+        else:
+            left = [j for j in nat if j < i]
+            kind.append(index[codes[left[-1] if left else min(nat)]])
+    score = 1.0
+    for i, c in enumerate(codes):
+        score *= joker[i, 0] if c == JOKER else natural[i, kind[i]]
+        if i:
+            score *= trans[kind[i - 1], kind[i]]
+    return float(score)

@@ -5,7 +5,8 @@
 * ``unreadable`` - a rack tile read with low confidence; that rack is then not judged (never
   called dead on a guess: the uncertain tile may also have split or merged its exposure), unless
   every plausible reading of its doubtful runs, each grouped again, is dead
-  (``ZoneReading.readings``, :func:`companion.table_decode.plausible_runs`).
+  (``ZoneReading.readings``, :func:`companion.table_decode.plausible_runs`; a tile read as almost
+  anything counts as any code).
 * ``wrong_rack`` - the rack's exposures together fit no exposed card hand (SIA-12), or a 14-tile
   display matches no hand (Mah Jongg in error).
 * ``tile_count`` - an exposure of an impossible size; a Mah Jongg rack not holding exactly 14;
@@ -26,6 +27,7 @@ from companion.rules.matcher import joker_problems, match, rack_viability
 from companion.rules.settle import mj_score
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TileSet
 from companion.rules.variants import SiameseRules
+from companion.table_decode import WILD
 from companion.table_types import Flag, ZoneReading
 
 MJ_SIZE = 14
@@ -163,17 +165,61 @@ def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | Non
     return flags
 
 
+def _dead_reason(exposures: tuple[tuple[str, ...], ...], ctx: RuleContext) -> str | None:
+    """Why a rack showing ``exposures`` is dead, judged on its well-formed exposures alone; None
+    when it is not (or cannot be judged).
+
+    An exposure of a size no group has, or a joker in a pair, is left out: exposures fit a card
+    hand only as distinct groups of it, so a rack whose other exposures fit no hand fits none with
+    that one too, whatever it truly holds.  An exposure holding a tile that may be anything
+    (:data:`companion.table_decode.WILD`; the rest of it jokers, or more such tiles) is dead only
+    if it is as every natural tile of the set, and, where two or more such tiles could be of
+    different kinds (then no well-formed exposure), if the rest of the rack is; two such exposures
+    on one rack are not judged.
+    """
+    assert ctx.card is not None
+    usable = tuple(e for e in exposures if 3 <= len(e) <= 6 and (WILD in e or not joker_problems(e)))
+    wild = [e for e in usable if WILD in e]
+    if not usable or len(wild) > 1:
+        return None
+    if not wild:
+        return _viability_reason(ctx.card, usable)
+    rest = tuple(e for e in usable if WILD not in e)
+    if wild[0].count(WILD) > 1 and (not rest or _viability_reason(ctx.card, rest) is None):
+        return None
+    reason = None
+    for code in ctx.tileset.counts:
+        if code in (JOKER, BACK):
+            continue
+        reason = _viability_reason(ctx.card, (*rest, tuple(code if c == WILD else c for c in wild[0])))
+        if reason is None:
+            return None
+    return reason
+
+
+def _viability_reason(card: Card, exposures: tuple[tuple[str, ...], ...]) -> str | None:
+    try:
+        v = rack_viability(card, list(exposures))
+    except ValueError:
+        return None
+    return v.reason if v.dead else None
+
+
 def _dead_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
-    """``wrong_rack`` for a rack with uncertain tiles when each of its plausible readings
-    (``z.readings``: every uncertain tile as each code it may be, grouped again) is dead."""
+    """``wrong_rack`` for a rack with uncertain tiles when its reading is dead and so is each of
+    its plausible readings (``z.readings``: every uncertain tile as each code it may be, a tile
+    read as almost anything as any code, grouped again), judged on their well-formed exposures
+    (:func:`_dead_reason`: a reading in which a weak tile would stand alone as a single, or a
+    joker in a pair, is dead when the rest of the rack is)."""
     if ctx.card is None or not z.readings:
         return []
-    first = ""
+    dead = _wrong_rack(z, ctx)
+    if not dead:
+        return []  # the rack as read is live, or not well-formed: not judged
+    first = dead[0].message.split(": hand is dead: ", 1)[-1]
     for exposures in z.readings:
-        dead = _wrong_rack(ZoneReading(z.name, z.kind, z.tiles, exposures), ctx)
-        if not dead:
+        if _dead_reason(exposures, ctx) is None:
             return []  # one live reading: the rack is not judged
-        first = first or dead[0].message.split(": hand is dead: ", 1)[-1]
     shown = ", ".join(f"#{i + 1}" for i in z.uncertain)
     return [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {first} (and on every other reading of the "
                                        f"uncertain tile(s) {shown}: {len(z.readings)} readings checked)")]

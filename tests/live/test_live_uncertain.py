@@ -102,3 +102,21 @@ def test_a_rack_held_back_for_a_weak_frame_is_judged_once_its_weak_tiles_are_cor
     game.correct("P1-A", 5, "RD")
     game.reapply()
     assert _kinds(game.last) == ["wrong_rack"]
+
+
+def test_a_correction_to_a_tile_a_reading_held_as_any_tile_keeps_that_reading() -> None:
+    """A tile read as almost anything appears in the readings as WILD ("some other tile"): a
+    player's correction to a code no reading names keeps those readings, with the code put in;
+    to a code one names, only the readings that name it."""
+    from companion.table_decode import WILD
+
+    obs = _rack(DEAD, uncertain=(5,))
+    wild = (DEAD[0], ("RD", WILD, "RD"))
+    other = (DEAD[0], ("RD", "J", "RD"))
+    zone = replace(obs.zones["P1-A"], readings=(DEAD, wild, other))
+    for code, kept in (("N", ((DEAD[0], ("RD", "N", "RD")),)), ("J", (other,))):
+        game = LiveGame()
+        game.observe(TableObservation({"P1-A": zone}, "fresh", ()))
+        game.correct("P1-A", 5, code)
+        game.reapply()
+        assert game.last is not None and game.last.zones["P1-A"].readings == kept

@@ -9,7 +9,7 @@ from table_helpers import CARD, exps, flags_of, player, read, table
 from companion.rules.matcher import rack_viability
 from companion.rules.tiles import ALL_CODES
 from companion.table import MIN_CONFIDENCE, WEAK_FRAME_SHARE, TableReader
-from companion.table_decode import decode_run, plausible_runs
+from companion.table_decode import WILD, decode_run, plausible_runs
 from companion.table_group import thin_row
 from vision.render import RenderedTable
 from vision.types import Detections
@@ -135,6 +135,51 @@ def test_a_doubtful_rack_is_dead_only_when_every_plausible_reading_is(other: str
     z = obs.zones["P1-B"]
     assert z.uncertain and z.exposures == exps("E E E")
     assert exps(f"{other} {other} {other}") in z.readings
+    if called:
+        assert flags_of(obs, "wrong_rack") == ["P1-B"] and flags_of(obs, "unreadable") == []
+        assert "every other reading" in next(f.message for f in obs.flags if f.kind == "wrong_rack")
+    else:
+        assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
+
+
+def test_with_wild_a_tile_read_as_almost_anything_may_be_any_code() -> None:
+    """``wild``: the loose tile may be its neighbours' kind, a joker, or any other code (WILD),
+    each kept whatever its odds; the sure tiles keep their own plausible codes."""
+    flat = probs({"E": 0.999}, {"E": 0.999}, {"E": 0.06, "W": 0.05, "S": 0.05})
+    assert plausible_runs(flat, CLASSES) is None
+    runs = plausible_runs(flat, CLASSES, wild=True)
+    assert runs is not None
+    assert {codes[:2] for codes, _ in runs} == {("E", "E")}
+    assert {codes[2] for codes, _ in runs} >= {"E", "J", WILD}
+    mixed = probs({"E": 0.999}, {"E": 0.06, "W": 0.05, "S": 0.05}, {"W": 0.999})  # between two kinds
+    thirds = {codes[1] for codes, _ in plausible_runs(mixed, CLASSES, wild=True) or []}
+    assert {"E", "W", "J", WILD} <= thirds
+
+
+def _one_loose(r: RenderedTable, zone: str, code: str) -> Detections:
+    """The table's true detections with probabilities; the ``code`` tiles of ``zone`` read weakly
+    (as that code or South), the last of them as almost anything."""
+    det = r.detections()
+    p = np.zeros((len(det), len(CLASSES)), np.float32)
+    p[np.arange(len(det)), [CLASSES.index(str(c)) for c in det.codes]] = 1.0
+    hit = [i for i, t in enumerate(r.tiles) if t.zone == zone and t.code == code]
+    p[hit] = probs({code: 0.6, "S": 0.35})[0]
+    p[hit[-1]] = probs({code: 0.3, "W": 0.05, "S": 0.05, "N": 0.05, "5D": 0.05})[0]
+    codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
+    return Detections(det.boxes, det.quads, codes, p.max(axis=1), None, {}, p, CLASSES)
+
+
+@pytest.mark.parametrize(("other", "called"), [("W W W", True), ("8C 8C J", False)])
+def test_a_tile_read_as_almost_anything_kills_only_when_the_rest_is_dead(other: str, called: bool) -> None:
+    """An East of P1-B's pung read as almost anything may be any tile: standing alone it would be
+    no exposure, so the rack is judged on the rest.  Beside a West pung (dead alone on the card)
+    the hand is dead whatever it is; beside ``8C 8C J`` (live alone) it is not judged."""
+    assert rack_viability(CARD, [exps(other)[0]]).dead is called
+    r = table(player("P1", exps("1B 1B 1B"), exps(other, "E E E")))
+    assert flags_of(read(r), "wrong_rack") == ["P1-B"]  # read surely, the rack is dead
+    obs = TableReader(r.layout, card=CARD).read(r.image, _one_loose(r, "P1-B", "E"))
+    z = obs.zones["P1-B"]
+    assert z.uncertain and z.readings and any(WILD in e for ex in z.readings for e in ex)
     if called:
         assert flags_of(obs, "wrong_rack") == ["P1-B"] and flags_of(obs, "unreadable") == []
         assert "every other reading" in next(f.message for f in obs.flags if f.kind == "wrong_rack")
