@@ -334,9 +334,9 @@ def _score(codes: tuple[str, ...], index: dict[str, int], natural: FloatArray, j
            trans: FloatArray) -> float:
     """The tempered chain's odds of one reading of a run: each tile's evidence, a joker taking its
     nearest natural neighbour's kind (the left one first), the odds of each exposure boundary."""
-    nat = [i for i, c in enumerate(codes) if c != JOKER]
     if not codes:
         return 1.0
+    nat = [i for i, c in enumerate(codes) if c != JOKER]
     if not nat:
         return float(np.prod(joker[:, 0]))
     kind = []

@@ -296,7 +296,7 @@ class TablePool:
             tileset = CHINESE if source == "photos" or rng.random() < 0.25 else AMERICAN
             size = SIZES[int(rng.integers(len(SIZES)))]
             # a share ``area`` area-sampled as a camera sums light (render_table's default since the
-            # twentieth session), the rest one sample per pixel, as the third session's table
+            # twenty-first session), the rest one sample per pixel, as the third session's table
             # localiser trained; a share ``dense`` with the discards laid in rows.  Draws of their
             # own, so that with both at 0 the pool is the very frames it always was.
             extra = np.random.default_rng(fs + 7).random(2)
