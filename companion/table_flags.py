@@ -73,19 +73,22 @@ def _exposure_flags(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
     return flags
 
 
+def _well_formed(exposure: tuple[str, ...]) -> bool:
+    """An exposure of a size some group has, one kind plus jokers (no joker pair)."""
+    return 3 <= len(exposure) <= 6 and not joker_problems(exposure)
+
+
+def _rack_dead_reason(z: ZoneReading, ctx: RuleContext) -> str | None:
+    """Why the rack as read is dead; None when it is live, or holds a malformed exposure (flagged
+    already: the rack is judged once it is fixed)."""
+    if ctx.card is None or not z.exposures or not all(_well_formed(e) for e in z.exposures):
+        return None
+    return _viability_reason(ctx.card, z.exposures)
+
+
 def _wrong_rack(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
-    if ctx.card is None or not z.exposures:
-        return []
-    usable = [e for e in z.exposures if 3 <= len(e) <= 6 and not joker_problems(e)]
-    if len(usable) != len(z.exposures):
-        return []  # the malformed exposure is flagged already; judge the rack once it is fixed
-    try:
-        v = rack_viability(ctx.card, usable)
-    except ValueError:
-        return []
-    if not v.dead:
-        return []
-    return [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {v.reason}")]
+    reason = _rack_dead_reason(z, ctx)
+    return [] if reason is None else [Flag("wrong_rack", z.name, f"{z.name}: hand is dead: {reason}")]
 
 
 def mahjong_entry(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] | None:
@@ -178,7 +181,7 @@ def _dead_reason(exposures: tuple[tuple[str, ...], ...], ctx: RuleContext) -> st
     on one rack are not judged.
     """
     assert ctx.card is not None
-    usable = tuple(e for e in exposures if 3 <= len(e) <= 6 and (WILD in e or not joker_problems(e)))
+    usable = tuple(e for e in exposures if (WILD in e and 3 <= len(e) <= 6) or _well_formed(e))
     wild = [e for e in usable if WILD in e]
     if not usable or len(wild) > 1:
         return None
@@ -211,12 +214,9 @@ def _dead_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
     read as almost anything as any code, grouped again), judged on their well-formed exposures
     (:func:`_dead_reason`: a reading in which a weak tile would stand alone as a single, or a
     joker in a pair, is dead when the rest of the rack is)."""
-    if ctx.card is None or not z.readings:
-        return []
-    dead = _wrong_rack(z, ctx)
-    if not dead:
-        return []  # the rack as read is live, or not well-formed: not judged
-    first = dead[0].message.split(": hand is dead: ", 1)[-1]
+    first = _rack_dead_reason(z, ctx)
+    if first is None or not z.readings:
+        return []  # the rack as read is live, or not well-formed, or too doubtful to enumerate
     for exposures in z.readings:
         if _dead_reason(exposures, ctx) is None:
             return []  # one live reading: the rack is not judged
