@@ -266,16 +266,47 @@ def drop_covered(
     return np.flatnonzero(kept).astype(np.int64)
 
 
-def prepare(image_bgr: npt.NDArray[np.uint8], scale: float) -> tuple[FloatArray, float, float]:
-    """Resize by ``scale`` and pad to a multiple of 32: (1, 3, H, W) float32, sx, sy factors."""
+def prepare(
+    image_bgr: npt.NDArray[np.uint8], scale: float, exact: bool = False
+) -> tuple[FloatArray, float, float]:
+    """Resize by ``scale`` and pad to a multiple of 32: (1, 3, H, W) float32, sx, sy factors.
+    ``exact``: area averaging all the way (:func:`shrink` otherwise)."""
     h, w = image_bgr.shape[:2]
     nw, nh = max(MULTIPLE, round(w * scale)), max(MULTIPLE, round(h * scale))
-    small = cv2.resize(image_bgr, (nw, nh), interpolation=cv2.INTER_AREA)
+    if exact:
+        small, (uw, uh) = cv2.resize(image_bgr, (nw, nh), interpolation=cv2.INTER_AREA), (w, h)
+    else:
+        small, (uw, uh) = shrink(image_bgr, nw, nh)
     ph, pw = -nh % MULTIPLE, -nw % MULTIPLE
     if ph or pw:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=(0, 0, 0))
     batch = small.transpose(2, 0, 1)[None].astype(np.float32)
-    return batch, nw / w, nh / h
+    return batch, nw / uw, nh / uh
+
+
+def shrink(
+    image: npt.NDArray[np.uint8], nw: int, nh: int
+) -> tuple[npt.NDArray[np.uint8], tuple[int, int]]:
+    """``image`` resized to ``nw`` x ``nh``, and the ``(width, height)`` of the part of it that
+    was resized (the whole, or less by under a whole factor's pixels at its right and bottom).
+
+    Area averaging (``INTER_AREA``) by a factor that is no whole number costs OpenCV 1.1-1.7 ms
+    on a 640x640 photo; by a whole factor it takes 0.06 ms.  So the image is first averaged by the
+    largest whole factor the shrink holds (cut to a multiple of it), then resized the rest of the
+    way, under 2x, bilinearly (0.2 ms).  The localiser trained on photos shrunk bilinearly
+    (``warpAffine``), so this is no further from its training.  On the 296 valid photos
+    (twenty-fifth session, docs/recognition.md): 1.5-4 ms a photo less, tile F1 0.945 against
+    0.944; a squeezed photo's unsqueezed copies read better exact (:func:`prepare`).
+    """
+    h, w = image.shape[:2]
+    k = int(min(w / nw, h / nh))
+    uw, uh = w, h
+    if k >= 2:
+        uw, uh = w // k * k, h // k * k
+        image = cv2.resize(image[:uh, :uw], (uw // k, uh // k), interpolation=cv2.INTER_AREA)
+    if image.shape[:2] != (nh, nw):
+        image = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
+    return np.asarray(image, np.uint8), (uw, uh)
 
 
 class TileLocalizer:
@@ -301,10 +332,13 @@ class TileLocalizer:
     def scale_for(self, shape: tuple[int, ...]) -> float:
         return self.input_long_side / max(shape[0], shape[1])
 
-    def localize(self, image_bgr: npt.NDArray[np.uint8], scale: float | None = None) -> Localized:
-        """All tiles in one image; ``scale`` overrides the resize factor."""
+    def localize(
+        self, image_bgr: npt.NDArray[np.uint8], scale: float | None = None, exact: bool = False
+    ) -> Localized:
+        """All tiles in one image; ``scale`` overrides the resize factor; ``exact`` as for
+        :func:`prepare` (the photo pipeline sets it for a squeezed photo's unsqueezed copies)."""
         s = self.scale_for(image_bgr.shape) if scale is None else scale
-        batch, sx, sy = prepare(image_bgr, s)
+        batch, sx, sy = prepare(image_bgr, s, exact)
         peaks, reg = self.model.run(batch)[:2]
         quads, score = decode(peaks[0], reg[0], self.threshold, snap_deg=self.snap_deg)
         keep = suppress_overlaps(quads, score)

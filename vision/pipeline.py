@@ -328,7 +328,7 @@ class TileRecognizer:
             k = aspect / target
             size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
-            quads, score = self._localize_once(work, None)
+            quads, score = self._localize_once(work, None, exact=True)
             quads, score, alt = self._turned(work, quads, score)
             det = self._read_turns(work, quads, alt)
             sure = float(det.confidence.mean()) if len(det) else 0.0
@@ -338,8 +338,10 @@ class TileRecognizer:
         return best[1], best[2], best[3], best[4], best[5]
 
     def _localize_once(
-        self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None
+        self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None, exact: bool = False
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """Quads and objectness; ``exact``: the image shrunk by area averaging all the way
+        (:func:`vision.detect.prepare`)."""
         localizer = self.localizer if tile_px is None else self.table_localizer
         if self.input_long_side is None and tile_px is not None:
             scale = scale_for_tile(tile_px, image_bgr.shape, self.target_tile_px)
@@ -349,11 +351,11 @@ class TileRecognizer:
             base = auto_long_side(image_bgr.shape) / max(image_bgr.shape[:2])
             h, w = image_bgr.shape[:2]
             if h * w * base * base > MULTI_SCALE_MAX_PIXELS:
-                loc = localizer.localize(image_bgr, scale=base)
+                loc = localizer.localize(image_bgr, scale=base, exact=exact)
                 return loc.quads, loc.score
             best, best_sure = None, -1.0
             for f in PHOTO_SCALES:
-                loc = localizer.localize(image_bgr, scale=base * f)
+                loc = localizer.localize(image_bgr, scale=base * f, exact=exact)
                 sure = sure_fraction(loc.score)
                 if sure > best_sure:
                     best, best_sure = loc, sure
@@ -361,7 +363,7 @@ class TileRecognizer:
                     break
             assert best is not None
             return best.quads, best.score
-        loc = localizer.localize(image_bgr, scale=scale)
+        loc = localizer.localize(image_bgr, scale=scale, exact=exact)
         return loc.quads, loc.score
 
     def classify(

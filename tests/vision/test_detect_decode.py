@@ -20,6 +20,7 @@ from vision.detect import (
     quad_params,
     rect_quads,
     refine_angles,
+    shrink,
     suppress_overlaps,
 )
 
@@ -155,6 +156,33 @@ def test_prepare_pads_to_a_multiple_of_32() -> None:
     batch, sx, sy = prepare(img, 0.5)
     assert batch.shape == (1, 3, 384, 640)
     assert abs(sx - 0.5) < 1e-6 and abs(sy - 0.5) < 1e-6
+
+
+@pytest.mark.parametrize("size", [(640, 640), (643, 481), (1280, 720), (300, 200)])
+@pytest.mark.parametrize("scale", [0.37, 0.4, 0.5, 0.6, 0.8])
+def test_shrink_is_area_averaging_and_maps_points_back(size: tuple[int, int], scale: float) -> None:
+    """The fast shrink stays close to OpenCV's area averaging, and its factors put a mark where
+    the factors of the whole image would (within a pixel of the small image)."""
+    w, h = size
+    rng = np.random.default_rng(w + h)
+    img = cv2.GaussianBlur(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), (0, 0), 2.0)
+    img[h // 3 : h // 3 + 9, w // 2 : w // 2 + 9] = 255  # a bright mark
+    nw, nh = round(w * scale), round(h * scale)
+    small, (uw, uh) = shrink(img, nw, nh)
+    assert small.shape == (nh, nw, 3) and small.dtype == np.uint8
+    assert w - uw < 1 / scale and h - uh < 1 / scale
+    area = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
+    assert float(np.abs(small.astype(float) - area).mean()) < 3.0
+    ys, xs = np.nonzero(small[..., 0] > 200)
+    mark = np.array([w / 2 + 4.5, h // 3 + 4.5]) * [nw / uw, nh / uh] - 0.5
+    assert abs(xs.mean() - mark[0]) < 1.0 and abs(ys.mean() - mark[1]) < 1.0
+
+
+def test_prepare_returns_the_factors_of_the_part_it_shrank() -> None:
+    img = np.zeros((641, 641, 3), np.uint8)  # shrunk by 2 whole first: the last row and column go
+    batch, sx, sy = prepare(img, 0.4)
+    assert batch.shape == (1, 3, 256, 256)
+    assert abs(sx - 256 / 640) < 1e-9 and abs(sy - 256 / 640) < 1e-9
 
 
 def tile_row(theta_deg: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:

@@ -169,9 +169,9 @@ def test_a_photo_tries_two_scales_and_a_forced_input_size_one(monkeypatch) -> No
     seen: list[float] = []
     real = rec.localizer.localize
 
-    def spy(image, scale=None):  # type: ignore[no-untyped-def]
+    def spy(image, scale=None, exact=False):  # type: ignore[no-untyped-def]
         seen.append(scale)
-        return real(image, scale=scale)
+        return real(image, scale=scale, exact=exact)
 
     monkeypatch.setattr(rec.localizer, "localize", spy)
     rec.detect(load_image(DATA / "photo3.jpg"))
