@@ -178,6 +178,16 @@ def test_shrink_is_area_averaging_and_maps_points_back(size: tuple[int, int], sc
     assert abs(xs.mean() - mark[0]) < 1.0 and abs(ys.mean() - mark[1]) < 1.0
 
 
+def test_shrink_averages_a_long_strip_held_up_by_its_short_side() -> None:
+    """A strip shrunk far more along its length than across it (the 32-pixel floor holds its short
+    side): fine stripes along it average out to grey, and do not alias into bands."""
+    img = np.zeros((120, 3000, 3), np.uint8)
+    img[:, ::2] = 255  # one-pixel stripes
+    small, _ = shrink(img, 300, 32)
+    assert small.shape == (32, 300, 3)
+    assert float(small.std()) < 8.0 and abs(float(small.mean()) - 127.5) < 8.0
+
+
 def test_prepare_returns_the_factors_of_the_part_it_shrank() -> None:
     img = np.zeros((641, 641, 3), np.uint8)  # shrunk by 2 whole first: the last row and column go
     batch, sx, sy = prepare(img, 0.4)
