@@ -178,6 +178,24 @@ def recolour(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR_FULL))
 
 
+TINY_WIDTH = (6.0, 11.0)
+"""Widths (px) a crop is shrunk to by :func:`tiny`: the far racks' tiles at 1280x720."""
+TINY_SQUASH = (0.45, 1.35)
+"""A tiny tile's height over its width: a camera leaning 60-70 degrees from vertical sees a far
+tile 12 px wide and 5 px tall (docs/table.md, "Where the 1280x720 misses lie")."""
+
+
+def tiny(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crop as a far tile looks once cut from a frame: shrunk by area averaging (as a camera
+    sums light) to 6-11 px wide and 0.45-1.35 times that tall, then blown back up to the crop's
+    size bilinearly, as ``vision.classify.extract_crops`` warps a tiny quad."""
+    h, w = crop.shape[:2]
+    tw = rng.uniform(*TINY_WIDTH)
+    th = tw * rng.uniform(*TINY_SQUASH) * h / w
+    small = cv2.resize(crop, (max(2, round(tw)), max(2, round(th))), interpolation=cv2.INTER_AREA)
+    return np.asarray(cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), np.uint8)
+
+
 def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
     def make() -> tuple[np.ndarray, np.ndarray]:
         patches, codes = C.photo_patches(split)
@@ -356,6 +374,7 @@ def train(args: argparse.Namespace) -> None:
     if args.table_val:
         tvx, tvy = _pool_spec(args.table_val)
     sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
+    args.n_table = len(tx)  # the table crops are the last of the synthetic pool (--tiny)
     print(
         f"data: {len(px)} photo tiles, {len(sx)} synthetic crops ({len(tx)} from table frames), "
         f"{len(vx)} valid ({time.time() - t0:.0f}s)",
@@ -438,6 +457,8 @@ def run_epoch(
                 s = sx[-1 - i]
                 if args.recolour and rng.random() < args.recolour:
                     s = recolour(s, rng)
+                if args.tiny and -1 - i >= len(sx) - args.n_table and rng.random() < args.tiny:
+                    s = tiny(s, rng)
                 crops.append(np.ascontiguousarray(s[::-1, ::-1]) if rng.random() < 0.5 else s)
                 labels.append(sy[-1 - i])
         logits = net(to_tensor(np.stack(crops)))
@@ -484,6 +505,9 @@ def main() -> None:
     p.add_argument("--recolour", type=float, default=0.0, metavar="P",
                    help="share of the synthetic and table crops whose hues are turned at random or made grey "
                         "(recolour()), so that a set printed in other inks reads the same")
+    p.add_argument("--tiny", type=float, default=0.0, metavar="P",
+                   help="share of the table crops shrunk to a far tile's size and blown up again (tiny()), "
+                        "as a camera leaning 60-70 degrees sees the far racks at 1280x720")
     p.add_argument("--table-val", default="",
                    help="the table validation pool SEED:FRAMES[:SNAP] (default: with --table-crops N, N/10 frames "
                         "of seed + 1000)")

@@ -91,7 +91,7 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
                "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
-               "--recolour", "0.5"])
+               "--recolour", "0.5", "--tiny", "0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     # two rendered tables of sets drawn over training styles (and the Noto glyphs), cut as the table reader cuts
     assert int(res.stdout.split("from table frames")[0].rsplit("(", 1)[1]) > 20, res.stdout[:800]
@@ -223,6 +223,25 @@ def test_widened_perspective_fills_the_picture_from_the_table() -> None:
             red = (out[..., 2].astype(int) - out[..., 1].astype(int)) > 60
             inside_red[widen] += int(red[3:-3, 3:-3].sum())
     assert inside_red[True] == 0 < inside_red[False]
+
+
+@needs_torch
+def test_tiny_shrinks_a_crop_to_a_far_tiles_detail() -> None:
+    """``--tiny``: a crop comes back at its size with a far tile's detail: fine strokes averaged
+    away, a large mark still where it was."""
+    from scripts.train_classifier import tiny
+
+    crop = np.full((64, 48, 3), 230, np.uint8)
+    crop[4:12, 4:44:2] = 0  # fine strokes, one pixel apart
+    crop[30:54, 12:36] = (30, 30, 200)  # a large red mark
+    rng = np.random.default_rng(0)
+    outs = [tiny(crop, rng) for _ in range(20)]
+    assert all(o.shape == crop.shape and o.dtype == np.uint8 for o in outs)
+    strokes = [float(o[6:10, 8:40, 0].std()) for o in outs]
+    assert max(strokes) < 0.5 * float(crop[6:10, 8:40, 0].std())  # no stroke stands apart any more
+    assert all(o[42, 24, 2] > 150 and o[42, 24, 0] < 120 for o in outs)  # the mark is still red there
+    sizes = {np.count_nonzero(np.abs(np.diff(o[:, 24, 0].astype(int))) > 2) for o in outs}
+    assert len(sizes) > 1  # shrunk to various sizes
 
 
 @needs_torch
