@@ -295,7 +295,7 @@ def shrink(
     largest whole factor the shrink holds in both axes (cut to a multiple of it), then resized the
     rest of the way, under 2x, bilinearly (0.2 ms).  The localiser trained on photos shrunk
     bilinearly (``warpAffine``), so this is no further from its training.  On the 296 valid photos
-    (twenty-fifth session, docs/recognition.md): 1.5-4 ms a photo less, tile F1 0.946 against
+    (twenty-fifth session, docs/recognition.md): 1-4 ms a photo less, tile F1 0.946 against
     0.944; a squeezed photo's unsqueezed copies read better exact (:func:`prepare`).
     """
     h, w = image.shape[:2]
