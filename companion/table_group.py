@@ -347,9 +347,11 @@ def _segments(codes: Sequence[str]) -> tuple[list[list[int]], list[list[int]]]:
 def split_options(codes: Sequence[str], limit: int = 64) -> list[list[list[int]]]:
     """Every way to split one touching run by kind; jokers between two kinds may go either way.
 
-    The first option gives boundary jokers to the earlier group while it is short of a pung,
-    else to the later one.  Physically the jokers are ambiguous: the caller picks the option
-    the rules like best (never a dead hand when another reading is alive).
+    The first option gives boundary jokers to the earlier group, as the grouping rule reads from
+    the start of the run: a run of one kind plus jokers is one group, and a tile of another kind
+    starts the next (a joker changes no kind).  Physically the jokers are ambiguous: the caller
+    picks the option the rules like best (never a dead hand when another reading is alive), and
+    takes the first only where the rules cannot tell.
     """
     runs, jokers = _segments(codes)
     if not runs:
@@ -375,9 +377,8 @@ def _default_split(between: list[list[int]], runs: list[list[int]], lead: list[i
                    trail: list[int]) -> list[list[int]]:
     groups = [list(lead) + runs[0]]
     for k, js in enumerate(between):
-        keep = js if len(groups[-1]) < 3 else []
-        groups[-1].extend(keep)
-        groups.append([j for j in js if j not in keep] + runs[k + 1])
+        groups[-1].extend(js)  # a joker changes no kind: the group goes on to the next kind
+        groups.append(list(runs[k + 1]))
     groups[-1].extend(trail)
     return [sorted(g) for g in groups]
 

@@ -9,6 +9,7 @@ import pytest
 from table_helpers import CARD, exps, flags_of, player, read, table
 
 from companion.rules.card import load_card
+from companion.rules.card_model import Card
 from companion.rules.tiles import parse_tiles
 from companion.table import TableReader
 from companion.table_group import (
@@ -33,8 +34,9 @@ SIAMESE_LAYOUT = load_layout("siamese-2")
     [
         ("5D 5D 5D", [[0, 1, 2]]),
         ("5D 5D 5D 8C 8C", [[0, 1, 2], [3, 4]]),
-        ("5D 5D J 8C 8C 8C", [[0, 1, 2], [3, 4, 5]]),  # the short group keeps the joker
-        ("5D 5D 5D J 8C 8C", [[0, 1, 2], [3, 4, 5]]),  # a full pung passes it on
+        ("5D 5D J 8C 8C 8C", [[0, 1, 2], [3, 4, 5]]),  # a joker changes no kind: the group goes on
+        ("5D 5D 5D J 8C 8C 8C", [[0, 1, 2, 3], [4, 5, 6]]),  # a full pung keeps it too
+        ("5D 5D 5D J J 8C 8C 8C", [[0, 1, 2, 3, 4], [5, 6, 7]]),
         ("J J 5D", [[0, 1, 2]]),
         ("5D J J", [[0, 1, 2]]),
         ("J", [[0]]),
@@ -116,24 +118,51 @@ def test_rendered_gaps_and_touching_runs() -> None:
     p1 = {"P1-A": RackScene(exps("2C 2C 2C", "2C J J"), 5), "P1-B": RackScene(exps("5D 5D 5D", "J 8C 8C", "N N N N"), 5, touching=True)}
     obs = read(table(p1, player("P2", exps("W W W"), exps("6B 6B 6B 6B"))), count_backs=False)
     assert obs.zones["P1-A"].exposures == exps("2C 2C 2C", "2C J J")
-    assert obs.zones["P1-B"].exposures == exps("5D 5D 5D", "J 8C 8C", "N N N N")
+    # laid touching, the joker may end the kong of 5s or start the pung of 8s: read the second way
+    # the hand is dead on this card, read the first a pair is exposed; as many flags either way,
+    # and no card hand takes either, so the joker goes on with the group before it
+    assert obs.zones["P1-B"].exposures == exps("5D 5D 5D J", "8C 8C", "N N N N")
+    assert [f.kind for f in obs.flags if f.zone == "P1-B"] == ["tile_count"]
+    unambiguous = read(table({**p1, "P1-B": RackScene(exps("5D 5D 5D", "J 8C 8C", "N N N N"), 5)},
+                             player("P2", exps("W W W"), exps("6B 6B 6B 6B"))), count_backs=False)
+    assert unambiguous.zones["P1-B"].exposures == exps("5D 5D 5D", "J 8C 8C", "N N N N")  # laid apart
+    assert [f.kind for f in unambiguous.flags if f.zone == "P1-B"] == ["wrong_rack"]
     # player 2 faces player 1: their reading order runs the other way across the image
     assert obs.zones["P2-A"].exposures == exps("W W W")
     assert obs.zones["P2-B"].exposures == exps("6B 6B 6B 6B")
 
 
-def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use_it(tmp_path: Path) -> None:
-    """``F F F F J 2B 2B 2B 2B`` laid touching: by default the joker joins the later group (the
-    flowers already make a kong), but two hands of this card take a flower quint with a kong of
-    2s and only one a flower kong with a quint of 2s, so the reader reads the quint of flowers."""
+@pytest.mark.parametrize("card", [None, CARD])
+def test_a_joker_at_a_seam_goes_on_with_the_group_before_it_where_the_rules_cannot_tell(card: Card | None) -> None:
+    """``4D 4D 4D 4D J 3C 3C 3C 3C`` and ``8C 8C 8C J W W W W J 9B 9B 9B`` laid touching: both
+    ways of reading each are legal groups, and no card hand (or no card) tells them apart, so the
+    joker goes on with the group before it, as a run of one kind plus jokers is read until a tile
+    of another kind starts the next."""
+    p1 = {"P1-A": RackScene(exps("4D 4D 4D 4D J", "3C 3C 3C 3C"), 5, touching=True),
+          "P1-B": RackScene(exps("8C 8C 8C J", "W W W W J", "9B 9B 9B"), 1, touching=True)}
+    obs = read(table(p1), card=card, count_backs=False)
+    assert obs.zones["P1-A"].exposures == exps("4D 4D 4D 4D J", "3C 3C 3C 3C")
+    assert obs.zones["P1-B"].exposures == exps("8C 8C 8C J", "W W W W J", "9B 9B 9B")
+
+
+@pytest.mark.parametrize("more", ["quint of flowers", "quint of twos"])
+def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use_it(tmp_path: Path,
+                                                                                   more: str) -> None:
+    """``F F F F J 2B 2B 2B 2B`` laid touching: the joker makes a quint of flowers or of 2s.  Where
+    two hands of the card take one of them with a kong of the other and one hand the other way
+    round, the reader reads the two exposures the way more hands can use, whichever it is (by
+    default the joker goes on with the flowers)."""
+    flowers_quint = ['hand a1 "A1" : FFFFF 2222g 333r NN ; exposed ; 25\n',
+                     'hand a2 "A2" : FFFFF 2222g 444r SS ; exposed ; 25\n']
+    twos_quint = ['hand b1 "B1" : FFFF 22222g 333r NN ; exposed ; 25\n',
+                  'hand b2 "B2" : FFFF 22222g 444r SS ; exposed ; 25\n']
+    lines = flowers_quint + twos_quint[:1] if more == "quint of flowers" else flowers_quint[:1] + twos_quint
     card = tmp_path / "seam.mjcard"
-    card.write_text('card "seam" copies=4\n'
-                    'hand a1 "A1" : FFFFF 2222g 333r NN ; exposed ; 25\n'
-                    'hand a2 "A2" : FFFFF 2222g 444r SS ; exposed ; 25\n'
-                    'hand b1 "B1" : FFFF 22222g 333r NN ; exposed ; 25\n')
+    card.write_text('card "seam" copies=4\n' + "".join(lines))
     rack = RackScene(exps("F F F F J", "2B 2B 2B 2B"), 5, touching=True)
     obs = read(table({"P1-A": rack, "P1-B": RackScene((), 13)}), card=load_card(card), count_backs=False)
-    assert obs.zones["P1-A"].exposures == exps("F F F F J", "2B 2B 2B 2B")
+    want = exps("F F F F J", "2B 2B 2B 2B") if more == "quint of flowers" else exps("F F F F", "J 2B 2B 2B 2B")
+    assert obs.zones["P1-A"].exposures == want
     assert not flags_of(obs, "wrong_rack")
 
 
