@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 from companion.rules.card import load_card  # noqa: E402
 from companion.rules.card_model import Card  # noqa: E402
 from companion.rules.matcher_index import compiled  # noqa: E402
-from companion.rules.tiles import JOKER, TileSet, sort_key  # noqa: E402
+from companion.rules.tiles import BACK, JOKER, TileSet, sort_key  # noqa: E402
 from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
 from vision.layout import Layout, load_layout  # noqa: E402
@@ -156,7 +156,7 @@ def with_dense_discards(scene: Scene, tileset: TileSet, n: int, seed: int) -> Sc
     left: Counter[str] = Counter(tileset.counts)
     for rack in scene.racks.values():
         left.subtract(c for e in rack.exposures for c in e)
-    pool = [c for c, k in sorted(left.items()) if c != "BK" for _ in range(max(0, k))]
+    pool = [c for c, k in sorted(left.items()) if c != BACK for _ in range(max(0, k))]
     picks = rng.choice(len(pool), size=min(n, len(pool)), replace=False)
     return Scene(scene.racks, tuple(str(pool[i]) for i in picks), dense_discards=True)
 
