@@ -163,6 +163,17 @@ of 5,788 real backs and 24 of 34 phantoms under 0.96.  With the eleventh session
 and four face sets (each back against the median of the others), all but 10 of 10,134 real
 backs had 0.955 or more (median 0.99), and 41 of 47 phantoms fell under 0.96."""
 
+BACK_AS_FACE = 0.5
+"""A tile read as a plain back at under this, in a row of face-up tiles, is read as a face
+(:func:`_faces_for_weak_backs`): the faces together are then likelier than the back.  A rack's
+backs stand in their own row, so a face-up tile of an exposure that the classifier reads a little
+more like a back than like its own face is the usual cause of such a reading (twenty-sixth session:
+a far rack's ``9D 9D 9D J`` read ``9D 9D BK J``, the back at 0.32 and the 9 Dot at 0.24, and the
+exposure looked a tile short; two such exposures in the 50 tables of ``bench_table`` at 1280x720).
+The localiser's phantom in a gap between two exposures reads as a back surer than that (0.88-0.91
+in the eleventh session; one at 0.72 with the ``km-jade`` faces, its likeliest face 0.06) and is
+left a back, still counted (:func:`_backs_among_faces`)."""
+
 BACK_LIKENESS_MIN = 3
 """:func:`_unlike_backs` judges only in a frame with at least this many backs."""
 
@@ -454,6 +465,9 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
     axis, perp = layout.reading_axes(zone)
     keep = _thin(centres @ axis, centres @ perp, det.confidence if weight is None else weight)
     det, centres, quads = det[keep], centres[keep], quads[keep]
+    doubt = _backs_among_faces(det, centres, perp)
+    det = _faces_for_weak_backs(det, doubt)
+    doubt = doubt & (det.codes == BACK)
     up = [i for i in range(len(det)) if str(det.codes[i]) != BACK]
     seen = [
         SeenTile(str(det.codes[i]), float(centres[i] @ axis), float(centres[i] @ perp),
@@ -468,7 +482,6 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
         short = 1.0 if len(seen) >= MJ_SIZE - 1 else SHORT
         seen, doubtful, own = _decode_runs(seen, det.probs[up], det.classes, jokers, chows, min_conf, short)
         readings = rack_readings(seen, doubtful, chows)
-    doubt = _backs_among_faces(det, centres, perp)
     weak_backs = _weak_backs(det, min_conf, doubt if unlike is None else doubt | unlike[keep])
     options = []
     for groups in grouping_options(seen, chows=chows):
@@ -480,6 +493,25 @@ def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDAr
                                    zone.hand, uncertain, tuple(seen[i].confidence for i in order), readings,
                                    weak_backs, tuple(own[i] for i in order)))
     return choose(options) if len(options) > 1 else options[0]
+
+
+def _faces_for_weak_backs(det: Detections, doubt: npt.NDArray[np.bool_]) -> Detections:
+    """A tile read as a back at under :data:`BACK_AS_FACE` in a row of face-up tiles (``doubt``:
+    :func:`_backs_among_faces`) is read as a face: its likeliest code but the back, at that code's
+    own probability (so it stays uncertain), for the run it lies in to read jointly."""
+    codes = [str(c) for c in det.codes]
+    if det.probs is None or BACK not in det.classes:
+        return det
+    turn = [i for i, c in enumerate(codes) if c == BACK and doubt[i] and float(det.confidence[i]) < BACK_AS_FACE]
+    if not turn:
+        return det
+    p = np.asarray(det.probs, np.float32).copy()
+    p[:, det.classes.index(BACK)] = 0.0
+    conf = np.asarray(det.confidence, np.float32).copy()
+    for i in turn:
+        j = int(p[i].argmax())
+        codes[i], conf[i] = det.classes[j], p[i, j]
+    return replace(det, codes=np.asarray(codes), confidence=conf)
 
 
 def _loose_reading(zone: Zone, det: Detections, min_conf: float,

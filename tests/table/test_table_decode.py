@@ -459,3 +459,29 @@ def test_a_live_rack_is_never_called_dead_whatever_its_weak_tiles_are_read_as(se
     obs = TableReader(r.layout, card=CARD).read(r.image, Detections(det.boxes, det.quads, codes, p.max(axis=1),
                                                                       None, {}, p, CLASSES))
     assert "P1-B" not in flags_of(obs, "wrong_rack"), (rack, obs.zones["P1-B"].exposures)
+
+
+@pytest.mark.parametrize(("back", "face"), [(0.32, 0.24), (0.9, 0.05)])
+def test_a_face_read_weakly_as_a_back_in_an_exposure_row_is_read_with_its_run(back: float, face: float) -> None:
+    """The middle 9 Dot of ``9D 9D 9D J`` read as a plain back at 0.32, its own face at 0.24 (a far
+    rack at 1280x720): a back lies in the backs' row, not in an exposure, so a weak one there is read
+    as its likeliest face and the run reads whole (the tile stays uncertain).  Read as a back at
+    0.9, it stays a back: most likely the localiser's phantom in a gap (it still counts)."""
+    r = table(player("P1", exps("9D 9D 9D J", "N N N")))
+    det = r.detections()
+    a = [i for i, t in enumerate(r.tiles) if t.zone == "P1-A" and t.code == "9D"]
+    middle = sorted(a, key=lambda i: float(det.quads[i][:, 0].mean()))[1]
+    rows = [{str(c): 0.99} for c in det.codes]
+    rows[middle] = {"BK": back, "9D": face, "9B": 0.2}
+    p = probs(*rows).astype(np.float32)
+    codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
+    assert codes[middle] == "BK"
+    obs = TableReader(r.layout, card=CARD).read(
+        r.image, Detections(det.boxes, det.quads, codes, p.max(axis=1), probs=p, classes=CLASSES))
+    z, hidden = obs.zones["P1-A"], sum(1 for t in r.tiles if t.zone == "P1-A" and t.code == "BK")
+    if back < MIN_CONFIDENCE:
+        assert z.exposures == exps("9D 9D 9D J", "N N N")
+        assert z.face_down == hidden and len(z.uncertain) >= 1
+    else:
+        assert exps("9D 9D 9D J") != z.exposures[:1]
+        assert z.face_down == hidden + 1
