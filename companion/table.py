@@ -20,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.card_model import Card
-from companion.rules.matcher import rack_viability
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
 from companion.table_decode import ALT_FLOOR, SHORT, plausible_readings, read_run
@@ -604,16 +603,6 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
     return zones
 
 
-def _viable_hands(z: ZoneReading, ctx: RuleContext) -> int:
-    """How many card hands the rack's exposures can still become (0 without a card)."""
-    if ctx.card is None or not z.exposures:
-        return 0
-    try:
-        return len(rack_viability(ctx.card, z.exposures).viable)
-    except ValueError:
-        return 0
-
-
 class TableReader:
     """Frame -> :class:`TableObservation`, called by the live loop on every stable frame.
 
@@ -915,14 +904,17 @@ class TableReader:
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:
         """The grouping the rules like best: fewest flags (a reading that is alive and well formed
-        beats one calling the hand dead), then the one more card hands can use (players expose
-        what their hand needs, so a joker at the seam of two touching exposures more likely
-        belongs where it serves more hands), then the default grouping."""
+        beats one calling the hand dead), then the grouping rule's own reading (the first option:
+        a joker at the seam of two touching exposures goes on with the group before it,
+        :func:`companion.table_group.split_options`).
+
+        Until the twenty-sixth session the card came between: the grouping more card hands could
+        still use.  Where flags tie, both groupings are alive, so the card only chose which of two
+        physically alike readings to show, against the rule; on 200 rendered tables with true
+        detections it never chose right where the rule was wrong and chose wrong twice
+        (docs/table.md, "The card no longer chooses a seam")."""
         flags = [len(rack_flags(o, self.ctx)[0]) for o in options]
-        tied = [k for k, n in enumerate(flags) if n == min(flags)]
-        if len(tied) == 1:
-            return options[tied[0]]
-        return options[min(tied, key=lambda k: (-_viable_hands(options[k], self.ctx), k))]
+        return options[flags.index(min(flags))]
 
     def _exchange_flags(self, zones: dict[str, ZoneReading]) -> list[Flag]:
         """A joker leaving a declared Mah Jongg display between two frames (never allowed)."""

@@ -146,12 +146,12 @@ def test_a_joker_at_a_seam_goes_on_with_the_group_before_it_where_the_rules_cann
 
 
 @pytest.mark.parametrize("more", ["quint of flowers", "quint of twos"])
-def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use_it(tmp_path: Path,
-                                                                                   more: str) -> None:
-    """``F F F F J 2B 2B 2B 2B`` laid touching: the joker makes a quint of flowers or of 2s.  Where
-    two hands of the card take one of them with a kong of the other and one hand the other way
-    round, the reader reads the two exposures the way more hands can use, whichever it is (by
-    default the joker goes on with the flowers)."""
+def test_the_card_does_not_move_a_seam_joker_against_the_grouping_rule(tmp_path: Path, more: str) -> None:
+    """``F F F F J 2B 2B 2B 2B`` laid touching: the joker makes a quint of flowers or of 2s.  Two
+    hands of the card take one of them with a kong of the other and one hand the other way round;
+    both readings are alive, so no flag chooses, and the grouping rule reads the run: the joker
+    goes on with the flowers, whichever way more hands go (the card chose until the twenty-sixth
+    session).  Where only one reading is alive, that one is read."""
     flowers_quint = ['hand a1 "A1" : FFFFF 2222g 333r NN ; exposed ; 25\n',
                      'hand a2 "A2" : FFFFF 2222g 444r SS ; exposed ; 25\n']
     twos_quint = ['hand b1 "B1" : FFFF 22222g 333r NN ; exposed ; 25\n',
@@ -161,8 +161,12 @@ def test_a_joker_at_the_seam_of_touching_exposures_goes_where_more_hands_can_use
     card.write_text('card "seam" copies=4\n' + "".join(lines))
     rack = RackScene(exps("F F F F J", "2B 2B 2B 2B"), 5, touching=True)
     obs = read(table({"P1-A": rack, "P1-B": RackScene((), 13)}), card=load_card(card), count_backs=False)
-    want = exps("F F F F J", "2B 2B 2B 2B") if more == "quint of flowers" else exps("F F F F", "J 2B 2B 2B 2B")
-    assert obs.zones["P1-A"].exposures == want
+    assert obs.zones["P1-A"].exposures == exps("F F F F J", "2B 2B 2B 2B")
+    assert not flags_of(obs, "wrong_rack")
+    only_twos = tmp_path / "twos.mjcard"
+    only_twos.write_text('card "twos" copies=4\n' + "".join(twos_quint))
+    obs = read(table({"P1-A": rack, "P1-B": RackScene((), 13)}), card=load_card(only_twos), count_backs=False)
+    assert obs.zones["P1-A"].exposures == exps("F F F F", "J 2B 2B 2B 2B")  # the rule's reading is dead here
     assert not flags_of(obs, "wrong_rack")
 
 
