@@ -17,20 +17,22 @@ Prints, in one run:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-from scripts import crops as C
-from vision import american
-from vision.artwork import HOLDOUT_STYLE, INDEX_BASES, tile_faces
-from vision.classify import DEFAULT_MODEL, Classified, TileClassifier
-from vision.enroll import enroll_image, grid_photo, layout_codes
-from vision.tileset import TileSet, TileSetPrototypes
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # `python scripts/bench_classifier.py` as well as `python -m scripts.bench_classifier`
+
+from scripts import crops as C  # noqa: E402
+from vision import american  # noqa: E402
+from vision.artwork import HOLDOUT_STYLE, INDEX_BASES, tile_faces  # noqa: E402
+from vision.classify import DEFAULT_MODEL, Classified, TileClassifier  # noqa: E402
+from vision.enroll import enroll_image, grid_photo, layout_codes  # noqa: E402
+from vision.tileset import TileSet, TileSetPrototypes  # noqa: E402
 
 
 def report(title: str, truth: list[str], pred: list[str], worst: int = 5) -> float:

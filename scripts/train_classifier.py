@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import multiprocessing as mp
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,11 +29,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from companion.rules.tiles import ALL_CODES
-from scripts import crops as C
-from vision.classify import CROP_H, CROP_W
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # `python scripts/train_classifier.py` as well as `python -m scripts.train_classifier`
+
+from companion.rules.tiles import ALL_CODES  # noqa: E402
+from scripts import crops as C  # noqa: E402
+from vision.classify import CROP_H, CROP_W  # noqa: E402
+
 CLASSES: tuple[str, ...] = ALL_CODES
 EMB_DIM = 64
 SCALE = 16.0
