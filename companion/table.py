@@ -909,10 +909,11 @@ class TableReader:
         :func:`companion.table_group.split_options`).
 
         Until the twenty-sixth session the card came between: the grouping more card hands could
-        still use.  Where flags tie, both groupings are alive, so the card only chose which of two
-        physically alike readings to show, against the rule; on 200 rendered tables with true
-        detections it never chose right where the rule was wrong and chose wrong twice
-        (docs/table.md, "The card no longer chooses a seam")."""
+        still use.  Where the flags tie, the rules judge the two readings alike, so the card only
+        chose which of two physically alike readings to show, and could choose against the rule;
+        on 200 rendered tables with true detections it never chose right where the rule was wrong
+        and chose wrong twice (docs/table.md, "A back read weakly among faces; the card no longer
+        chooses a seam")."""
         flags = [len(rack_flags(o, self.ctx)[0]) for o in options]
         return options[flags.index(min(flags))]
 
