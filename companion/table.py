@@ -498,19 +498,19 @@ def _faces_for_weak_backs(det: Detections, doubt: npt.NDArray[np.bool_]) -> Dete
     """A tile read as a back at under :data:`BACK_AS_FACE` in a row of face-up tiles (``doubt``:
     :func:`_backs_among_faces`) is read as a face: its likeliest code but the back, at that code's
     own probability (so it stays uncertain), for the run it lies in to read jointly."""
-    codes = [str(c) for c in det.codes]
     if det.probs is None or BACK not in det.classes:
         return det
-    turn = [i for i, c in enumerate(codes) if c == BACK and doubt[i] and float(det.confidence[i]) < BACK_AS_FACE]
-    if not turn:
+    turn = doubt & (det.codes == BACK) & (det.confidence < BACK_AS_FACE)
+    if not turn.any():
         return det
-    p = np.asarray(det.probs, np.float32).copy()
+    p = np.asarray(det.probs, np.float32)[turn]
     p[:, det.classes.index(BACK)] = 0.0
+    best = p.argmax(axis=1)
+    codes = det.codes.astype(object)
+    codes[turn] = [det.classes[k] for k in best]
     conf = np.asarray(det.confidence, np.float32).copy()
-    for i in turn:
-        j = int(p[i].argmax())
-        codes[i], conf[i] = det.classes[j], p[i, j]
-    return replace(det, codes=np.asarray(codes), confidence=conf)
+    conf[turn] = p[np.arange(len(best)), best]
+    return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf)
 
 
 def _loose_reading(zone: Zone, det: Detections, min_conf: float,
