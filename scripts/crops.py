@@ -295,7 +295,7 @@ def _pipeline_digest() -> str:
     from vision import detect, pipeline
 
     h = hashlib.sha256((pipeline.REPO / "models" / "localizer.onnx").read_bytes())
-    h.update(repr((pipeline.PHOTO_SCALES, pipeline.SURE_ENOUGH, pipeline.SURE_OBJECTNESS)).encode())
+    h.update(repr((pipeline.PHOTO_SCALES, pipeline.READS_WELL, pipeline.MIN_SCORE)).encode())
     # the seventh session's unsqueezing and angle refinement change the quads too
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
