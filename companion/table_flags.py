@@ -54,23 +54,52 @@ def unreadable_flag(z: ZoneReading) -> Flag:
 
 
 def _exposure_flags(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
-    flags: list[Flag] = []
+    return [Flag(kind, z.name, f"{z.name}: {message}") for kind, _, message in _exposure_problems(z.exposures, ctx)]
+
+
+def _exposure_problems(
+    exposures: tuple[tuple[str, ...], ...], ctx: RuleContext
+) -> list[tuple[str, tuple[str, ...], str]]:
+    """``(kind, exposure, message)`` for each exposure that breaks a rule on its own: a joker in a
+    pair or single, an exposure of only jokers (``joker``), an exposure of a size no group has
+    (``tile_count``)."""
+    problems: list[tuple[str, tuple[str, ...], str]] = []
     max_size = 4 if ctx.chows else 6
     bonus = set(CHINESE_FLOWERS + SEASONS) | {FLOWER}
-    for exp in z.exposures:
+    for exp in exposures:
         if ctx.chows and set(exp) <= bonus:
             continue  # WP / Chinese flowers and seasons are set aside singly, not exposed groups
         shown = " ".join(exp)
         for problem in joker_problems(exp) if JOKER in exp else []:
             if "joker" in problem:
-                flags.append(Flag("joker", z.name, f"{z.name}: [{shown}]: {problem}"))
+                problems.append(("joker", exp, f"[{shown}]: {problem}"))
         if len(exp) < 3 and JOKER not in exp:
-            flags.append(Flag("tile_count", z.name, f"{z.name}: [{shown}] is an exposure of {len(exp)} tile(s); "
-                                                    "only pungs, kongs, quints and sextets are exposed"))
+            problems.append(("tile_count", exp, f"[{shown}] is an exposure of {len(exp)} tile(s); "
+                                                "only pungs, kongs, quints and sextets are exposed"))
         elif len(exp) > max_size:
-            flags.append(Flag("tile_count", z.name, f"{z.name}: [{shown}] is an exposure of {len(exp)} tiles; "
-                                                    f"no group is larger than {max_size}"))
-    return flags
+            problems.append(("tile_count", exp, f"[{shown}] is an exposure of {len(exp)} tiles; "
+                                                f"no group is larger than {max_size}"))
+    return problems
+
+
+def _exposure_flags_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
+    """The exposure flags (``joker``, ``tile_count``) of a rack with uncertain tiles, each kind
+    raised when it holds on the rack's reading and on every plausible reading (``z.readings``:
+    each uncertain tile as each code it may be, grouped again).  A sure joker beside a weak tile
+    read ``5D`` is a joker in a pair whether that tile is a 5 Dot, a 4 Crak or another joker, but
+    not when, read as a joker, it would join the next group (``6D J 6D 6D J J``).  The message
+    names the reading's exposure.  None when the readings were too many to enumerate."""
+    if not z.readings:
+        return []
+    first = _exposure_problems(z.exposures, ctx)
+    held = {kind for kind, _, _ in first}
+    for exposures in z.readings:
+        held &= {kind for kind, _, _ in _exposure_problems(exposures, ctx)}
+        if not held:
+            return []
+    shown = ", ".join(f"#{i + 1}" for i in z.uncertain)
+    return [Flag(kind, z.name, f"{z.name}: {message} (so on every reading of the uncertain tile(s) {shown})")
+            for kind, _, message in first if kind in held]
 
 
 def _well_formed(exposure: tuple[str, ...]) -> bool:
@@ -241,7 +270,8 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
         return flags + _display_flags(z, ctx, entry), entry, True
     if z.uncertain:
         dead = _dead_on_every_reading(z, ctx)
-        return (dead or flags), None, False  # an uncertain tile may also have split or merged a group
+        # an uncertain tile may also have split or merged a group: only what every reading shows
+        return (dead or flags) + _exposure_flags_on_every_reading(z, ctx), None, False
     return flags + _exposure_flags(z, ctx) + _wrong_rack(z, ctx), None, False
 
 

@@ -260,15 +260,19 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
     for f in obs.flags:
         if f.kind not in ("unreadable", "view") and (f.kind, f.zone) not in truth_flags:
             stats.setdefault("false_flags", []).append(f"table {table}: false {f.kind}: {f.message}")
-    for kind, zone in sorted(truth_flags - pred, key=str):
-        if kind == "wrong_rack" and zone is not None:  # a dead hand not called: what the reader said instead
-            said = [f"{f.kind} ({f.cause or 'weak tiles'})" if f.kind == "unreadable" else f.kind
-                    for f in obs.flags if f.zone == zone and f.kind != "view"] or ["no flag"]
+    for kind, zone in sorted(truth_flags - pred, key=str):  # a flag not raised: what the reader said instead
+        said = [f"{f.kind} ({f.cause or 'weak tiles'})" if f.kind == "unreadable" else f.kind
+                for f in obs.flags if f.zone == zone and f.kind != "view"] or ["no flag"]
+        if zone is not None and zone in truth:
             read = obs.zones.get(zone)
             seen = " | ".join(" ".join(g) for g in read.exposures) if read else "nothing"
+            what = "dead hand not called" if kind == "wrong_rack" else f"{kind} flag not raised"
             stats.setdefault("uncalled_list", []).append(
-                f"table {table} {zone}: dead hand not called ({', '.join(said)}); truth "
+                f"table {table} {zone}: {what} ({', '.join(said)}); truth "
                 f"{' | '.join(' '.join(g) for g in truth[zone].exposures)}; read {seen}")
+        else:
+            stats.setdefault("uncalled_list", []).append(
+                f"table {table}: {kind} flag not raised{f' on {zone}' if zone else ''} ({', '.join(said)})")
     for kind, zone in pred | truth_flags:
         k = stats["flags"].setdefault(kind, Counter())
         k["tp" if (kind, zone) in pred and (kind, zone) in truth_flags else "fp" if (kind, zone) in pred else "fn"] += 1
@@ -399,7 +403,7 @@ def main() -> int:
                          "instead of 4-20 scattered apart")
     ap.add_argument("--misses", action="store_true",
                     help="after each size's figures, list every missed exposure (the table's seed, rack, truth, "
-                         "what was read there), every dead hand not called (what the reader said of that rack instead) "
+                         "what was read there), every dead hand not called and every other flag not raised (what the reader said of that rack instead) "
                          "and every false flag, with its message")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "

@@ -50,6 +50,28 @@ def test_joker_in_a_pair() -> None:
     assert flags_of(obs, "joker") == ["P1-A"]
 
 
+def test_a_joker_pair_with_a_weak_tile_is_flagged_only_when_every_reading_keeps_it() -> None:
+    """A rack with an uncertain tile is not judged dead, but a joker in a pair that every
+    plausible reading of that tile keeps is flagged all the same; a reading in which the tile
+    would join the next group (a sextet of 6 Dots with jokers) withholds it."""
+    from companion.table_flags import rack_flags
+    from companion.table_types import ZoneReading
+
+    ctx = TableReader(load_layout("siamese-2"), card=CARD).ctx
+    kong = ("6D", "J", "6D", "6D")
+    pairs = tuple((kong, (code, "J")) for code in ("5D", "J", "4C", "?"))
+    rack = ZoneReading("P1-A", "rack", kong + ("5D", "J"), (kong, ("5D", "J")), player=1, hand="A",
+                       uncertain=(4,), readings=pairs)
+    flags = rack_flags(rack, ctx)[0]
+    assert [f.kind for f in flags] == ["unreadable", "joker"], flags
+    assert "[5D J]" in flags[1].message and "#5" in flags[1].message
+    merged = ZoneReading("P1-A", "rack", rack.tiles, rack.exposures, player=1, hand="A", uncertain=(4,),
+                         readings=pairs + ((kong + ("J", "J"),),))
+    assert [f.kind for f in rack_flags(merged, ctx)[0]] == ["unreadable"]
+    unlisted = ZoneReading("P1-A", "rack", rack.tiles, rack.exposures, player=1, hand="A", uncertain=(4,))
+    assert [f.kind for f in rack_flags(unlisted, ctx)[0]] == ["unreadable"]  # too many readings to list
+
+
 def test_too_many_copies_in_view() -> None:
     r = table(player("P1", exps("3D 3D 3D 3D")), discards="3D 2B")
     msgs = [f.message for f in read(r).flags if f.kind == "tile_count"]
