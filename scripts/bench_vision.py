@@ -9,7 +9,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 - median end-to-end ms per 640x640 photo (decode excluded),
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
-classifier never saw) per-tile accuracy.  The peer is the riichi detector of the PyPI package
+classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
+same close-up at a phone's higher resolution).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -159,6 +160,25 @@ def run_ours(
     return tally, times, checked
 
 
+def run_enlarged(
+    photos: list[PhotoSample], models: Path, factor: float, threads: int = 2
+) -> tuple[Tally, list[float]]:
+    """Our tally on the photos enlarged by ``factor``: the same close-ups as a phone taking them
+    at a higher resolution gives them (every valid photo is 640x640)."""
+    from vision.pipeline import TileRecognizer
+
+    rec = TileRecognizer(models, threads=threads)
+    tally, times = Tally(), []
+    for s in photos:
+        img = cv2.imread(str(s.image_path))
+        img = cv2.resize(img, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+        t0 = time.perf_counter()
+        d = rec.detect(img)
+        times.append((time.perf_counter() - t0) * 1000)
+        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes * factor, list(s.codes))
+    return tally, times
+
+
 def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list[float], str, Tally]:
     """The peer's tally, times, why it did not run ("" when it did), and the tally without
     :func:`mislabelled` photos."""
@@ -274,6 +294,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="only the first N valid photos")
     ap.add_argument("--frames", type=int, default=20, help="synthetic 1280x720 frames")
     ap.add_argument("--american", type=int, default=40, help="synthetic American scenes")
+    ap.add_argument("--enlarged", type=int, default=3,
+                    help="also read every Nth valid photo enlarged 2x (1280x1280), as a phone at a higher "
+                         "resolution takes the same close-up (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -308,6 +331,11 @@ def main() -> None:
               f"labelled {'/'.join(sorted({s.codes[0] for s in bad}))} ({sum(len(s.codes) for s in bad)} tiles) left out")
     print("\nper-class (ours):")
     print_classes(ours)
+    if args.enlarged:
+        big, t_big = run_enlarged(photos[:: args.enlarged], args.models, 2.0, args.threads)
+        print(f"\nvalid photos enlarged 2x (1 in {args.enlarged}: {len(photos[:: args.enlarged])} photos; bicubic, "
+              "boxes scaled alike)")
+        print_summary("ours 1280x1280", big, t_big)
     if args.frames:
         fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, 11, False, args.threads)
         print(
