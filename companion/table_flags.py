@@ -339,21 +339,23 @@ def player_totals(zones: dict[str, ZoneReading], ctx: RuleContext) -> dict[int, 
 
 
 def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
-    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4); not
-    judged while a face-up tile of that player's reads weakly, nor called too many when the weakly
-    read backs (``ZoneReading.weak_backs``: a phantom between tiles reads as a weak back) make up
-    the excess."""
+    """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4),
+    judged only when it is off whatever the weakly read tiles are: each face-up tile read weakly
+    may be a phantom (one tile too many) or two tiles read as one (one too few), and each weakly
+    read back (``ZoneReading.weak_backs``: a phantom between tiles reads as a weak back) may be a
+    phantom.  So "too many" needs the excess to outnumber the weak faces and backs together, and
+    "too few" the shortfall to outnumber the weak faces."""
     if not ctx.count_backs:
         return []
     flags = []
     for p, (total, off, racks) in player_totals(zones, ctx).items():
-        if total == 0 or total in (off, off + 1) or any(z.uncertain for z in racks):
+        weak = sum(len(z.uncertain) for z in racks)
+        if total == 0 or off - weak <= total <= off + 1 + weak + sum(z.weak_backs for z in racks):
             continue
-        if off + 1 < total <= off + 1 + sum(z.weak_backs for z in racks):
-            continue  # too many only by backs that may be phantoms
         word = "too many" if total > off + 1 else "too few"
-        flags.append(Flag("tile_count", racks[0].name, f"player {p} shows {total} tiles ({word}): expected {off} "
-                                                       f"off-turn or {off + 1} on-turn"))
+        doubt = f"; {weak} of them read weakly" if weak else ""
+        flags.append(Flag("tile_count", racks[0].name, f"player {p} shows {total} tiles ({word}{doubt}): expected "
+                                                       f"{off} off-turn or {off + 1} on-turn"))
     return flags
 
 

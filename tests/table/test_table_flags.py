@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from table_helpers import CARD, exps, flags_of, player, read, read_at, table, tile_index
 
 from companion.rules.tiles import ALL_CODES
@@ -106,6 +107,30 @@ def test_player_total_off_the_count() -> None:
     assert flags_of(obs, "tile_count") == ["P2-A"]
     assert "too many" in obs.flags[0].message
     assert read(table(p2=player("P2", total=28))).flags == ()  # on-turn count is fine
+
+
+@pytest.mark.parametrize(("total", "weak", "flagged"), [
+    (30, 1, "too many"),  # 29 even if the weak tile is a phantom
+    (29, 1, None),  # 28, on-turn, if it is one
+    (25, 1, "too few"),  # 26 even if the weak tile hides two tiles read as one
+    (26, 1, None),
+    (30, 0, "too many"),
+    (26, 0, "too few"),
+])
+def test_a_player_count_is_judged_when_it_is_off_whatever_the_weak_tiles_are(
+        total: int, weak: int, flagged: str | None) -> None:
+    from companion.table_flags import totals_flags
+    from companion.table_types import ZoneReading
+
+    ctx = TableReader(load_layout("siamese-2"), card=CARD).ctx
+    faces = ("5D", "5D", "5D", "N", "N", "N")
+    zones = {"P2-A": ZoneReading("P2-A", "rack", faces, (faces[:3], faces[3:]), face_down=total - len(faces),
+                                 player=2, hand="A", uncertain=tuple(range(weak))),
+             "P2-B": ZoneReading("P2-B", "rack", (), (), player=2, hand="B")}
+    flags = totals_flags(zones, ctx)
+    assert [f.kind for f in flags] == (["tile_count"] if flagged else [])
+    if flagged:
+        assert flagged in flags[0].message and f"shows {total} tiles" in flags[0].message
 
 
 def test_displayed_mahjong_scored() -> None:
