@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "vision.pipeline.MIN_SCORE; 0 lists every tile found)",
     )
     p.add_argument(
-        "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image, the better of two scales on a small photo)"
+        "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image; a photo at up to three scales, the best-reading one kept)"
     )
 
 
