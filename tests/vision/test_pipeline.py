@@ -191,6 +191,22 @@ def test_mean_score_averages_the_tiles_a_photo_keeps() -> None:
     assert mean_score(np.zeros(0, np.float32), np.zeros(0, np.float32)) == 0.0
 
 
+def test_a_tile_takes_its_surest_reading_among_the_scales_read() -> None:
+    from vision.pipeline import surest_readings
+
+    q = np.array([[0, 0], [10, 0], [10, 14], [0, 14]], np.float32)
+    kept = Detections.from_quads(np.stack([q, q + 50]), ["5D", "N"], np.array([0.5, 0.95], np.float32))
+    other = Detections.from_quads(np.stack([q + 1, q + 51, q + 200]), ["FL1", "S", "RD"],
+                                  np.array([0.9, 0.6, 0.99], np.float32))
+    got = surest_readings(kept, [other])
+    assert got.codes.tolist() == ["FL1", "N"]  # a longer code is not cut to the kept codes' width
+    assert got.confidence.tolist() == pytest.approx([0.9, 0.95])
+    assert np.array_equal(got.quads, kept.quads) and len(got) == 2  # places stay; no tile added
+    far = Detections.from_quads(np.stack([q + 9]), ["FL1"], np.array([0.99], np.float32))  # IoU under 0.5
+    assert surest_readings(kept, [far]).codes.tolist() == ["5D", "N"]
+    assert surest_readings(kept, []) is kept
+
+
 def spy_scales(rec, monkeypatch) -> list[float]:  # type: ignore[no-untyped-def]
     seen: list[float] = []
     real = rec.localizer.localize
