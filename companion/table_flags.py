@@ -88,7 +88,7 @@ def _exposure_flags_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[F
     each uncertain tile as each code it may be, grouped again).  A sure joker beside a weak tile
     read ``5D`` is a joker in a pair whether that tile is a 5 Dot, a 4 Crak or another joker, but
     not when, read as a joker, it would join the next group (``6D J 6D 6D J J``).  The message
-    names the reading's exposure.  None when the readings were too many to enumerate."""
+    names the reading's exposure.  Nothing when the readings were too many to enumerate."""
     if not z.readings:
         return []
     first = _exposure_problems(z.exposures, ctx)
