@@ -241,7 +241,7 @@ class TileRecognizer:
         there (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be."""
         if self.input_long_side is not None:
             return self._read_at(img, None, None)
-        if self._multi_scale(img.shape):
+        if is_small(img.shape):
             return self._best_reading(img, PHOTO_SCALES)
         det, obj = self._read_at(img, None, None)
         default = auto_long_side(img.shape)
@@ -266,10 +266,6 @@ class TileRecognizer:
                 break
         assert best is not None
         return surest_readings(best[1], [d for d in others if d is not best[1]]), best[2]
-
-    def _multi_scale(self, shape: tuple[int, ...]) -> bool:
-        base = auto_long_side(shape) / max(shape[:2])
-        return self.input_long_side is None and shape[0] * shape[1] * base * base <= MULTI_SCALE_MAX_PIXELS
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None
@@ -499,6 +495,13 @@ def squeeze_of(quads: npt.NDArray[np.float32]) -> tuple[float, int]:
     aspect = quad_aspect(q)
     vertical = float(np.mean(np.abs(long[:, 1]) > np.abs(long[:, 0])))
     return float(np.median(aspect)), 1 if vertical >= 0.5 else 0
+
+
+def is_small(shape: tuple[int, ...]) -> bool:
+    """Whether an image's default localiser input has at most :data:`MULTI_SCALE_MAX_PIXELS`: a
+    photo read at :data:`PHOTO_SCALES` from the start."""
+    base = auto_long_side(shape) / max(shape[:2])
+    return shape[0] * shape[1] * base * base <= MULTI_SCALE_MAX_PIXELS
 
 
 def mean_score(
