@@ -142,41 +142,26 @@ def mislabelled(sample: PhotoSample) -> bool:
 
 
 def run_ours(
-    photos: list[PhotoSample], models: Path, threads: int = 2
+    photos: list[PhotoSample], models: Path, threads: int = 2, enlarge: float = 1.0
 ) -> tuple[Tally, list[float], Tally]:
-    """Our tally on every photo, the times, and the tally without :func:`mislabelled` photos."""
+    """Our tally on every photo, the times, and the tally without :func:`mislabelled` photos.
+    ``enlarge``: each photo enlarged so first (bicubic; its boxes alike), the same close-up as a
+    phone at a higher resolution takes it (every valid photo is 640x640)."""
     from vision.pipeline import TileRecognizer
 
     rec = TileRecognizer(models, threads=threads)
     tally, times, checked = Tally(), [], Tally()
     for s in photos:
         img = cv2.imread(str(s.image_path))
+        if enlarge != 1.0:
+            img = cv2.resize(img, None, fx=enlarge, fy=enlarge, interpolation=cv2.INTER_CUBIC)
         t0 = time.perf_counter()
         d = rec.detect(img)
         times.append((time.perf_counter() - t0) * 1000)
-        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes * enlarge, list(s.codes))
         if not mislabelled(s):
-            checked.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+            checked.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes * enlarge, list(s.codes))
     return tally, times, checked
-
-
-def run_enlarged(
-    photos: list[PhotoSample], models: Path, factor: float, threads: int = 2
-) -> tuple[Tally, list[float]]:
-    """Our tally on the photos enlarged by ``factor``: the same close-ups as a phone taking them
-    at a higher resolution gives them (every valid photo is 640x640)."""
-    from vision.pipeline import TileRecognizer
-
-    rec = TileRecognizer(models, threads=threads)
-    tally, times = Tally(), []
-    for s in photos:
-        img = cv2.imread(str(s.image_path))
-        img = cv2.resize(img, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
-        t0 = time.perf_counter()
-        d = rec.detect(img)
-        times.append((time.perf_counter() - t0) * 1000)
-        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes * factor, list(s.codes))
-    return tally, times
 
 
 def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list[float], str, Tally]:
@@ -332,7 +317,7 @@ def main() -> None:
     print("\nper-class (ours):")
     print_classes(ours)
     if args.enlarged:
-        big, t_big = run_enlarged(photos[:: args.enlarged], args.models, 2.0, args.threads)
+        big, t_big, _ = run_ours(photos[:: args.enlarged], args.models, args.threads, enlarge=2.0)
         print(f"\nvalid photos enlarged 2x (1 in {args.enlarged}: {len(photos[:: args.enlarged])} photos; bicubic, "
               "boxes scaled alike)")
         print_summary("ours 1280x1280", big, t_big)
