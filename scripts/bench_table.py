@@ -2,6 +2,7 @@
 
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
                                   [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll] [--misses]
+                                  [--lamp warm|cool] [--keep-tint]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -27,7 +28,9 @@ set over the artwork style no model trained on; ``font-symbola``: the Symbola fo
 glyphs, Chinese joker glyph included, which no model trained on either), and ``--enroll`` reads
 with that set enrolled from one tile of each, as a player would.  The default faces,
 ``american-synth``, are the very faces the table classifier trained on: the unseen styles are
-the better guess at a player's own set.
+the better guess at a player's own set.  ``--lamp warm`` (or ``cool``) tints every frame as a lamp
+the camera does not correct for would (``vision.light.LAMP_TINTS``); the reader takes the tint out
+(``vision.light.without_lamp``) unless ``--keep-tint``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,7 @@ from companion.rules.tiles import BACK, JOKER, TileSet, sort_key  # noqa: E402
 from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
 from vision.layout import Layout, load_layout  # noqa: E402
+from vision.light import LAMP_TINTS, tinted  # noqa: E402
 from vision.render import (  # noqa: E402
     CAMERA_SUPERSAMPLE,
     RackScene,
@@ -283,12 +288,14 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
     card = load_card(args.card)
     stats: dict[str, Any] = {"exposures": 0, "exposures_ok": 0, "flags": {}, "ms": [], "ms_tracked": [], "calibrated": 0}
     for seed in range(args.tables):
-        reader = TableReader(layout, recognizer, card=card, variant=args.variant)
+        reader = TableReader(layout, recognizer, card=card, variant=args.variant, lamp=not args.keep_tint)
         scene = make_scene(layout, card, reader.ctx.tileset, seed)
         if args.dense_discards:
             scene = with_dense_discards(scene, reader.ctx.tileset, args.dense_discards, seed)
         r = render_table(layout, scene, seed=seed, view=random_view(seed, size), faces=faces,
                          supersample=args.supersample)
+        if args.lamp:
+            r = replace(r, image=tinted(r.image, args.lamp))
         given = noisy(r.detections(), recognizer, seed) if isinstance(recognizer, Oracle) else None
         t0 = time.perf_counter()
         obs = reader.read(r.image, given)
@@ -408,6 +415,10 @@ def main() -> int:
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
+    ap.add_argument("--lamp", choices=sorted(LAMP_TINTS), default=None,
+                    help="tint every frame as a lamp the camera does not correct for would (vision.light.LAMP_TINTS)")
+    ap.add_argument("--keep-tint", action="store_true",
+                    help="the reader leaves a lamp's tint in the frames (by default it takes it out: vision.light)")
     args = ap.parse_args()
     models = args.models
     use_model = args.recognizer == "model" or (
@@ -426,6 +437,8 @@ def main() -> int:
     print(f"bench_table: layout {args.layout}, variant {args.variant}, card {Path(args.card).name}, "
           + (f"faces {args.faces}{' (enrolled)' if args.enroll else ''}, " if use_model else "")
           + f"{args.supersample}x{args.supersample} samples per pixel, "
+          + (f"under a {args.lamp} lamp ({'tint kept' if args.keep_tint else 'tint taken out by the reader'}), "
+             if args.lamp else "")
           + f"recognizer {f'model (end to end, {args.threads} onnxruntime thread(s))' if use_model else f'oracle (true detections, {args.misread:.0%} misread; recognition not timed)'}")
     for text in args.sizes.split(","):
         w, h = (int(v) for v in text.lower().split("x"))

@@ -10,7 +10,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
-same close-up at a phone's higher resolution).  The peer is the riichi detector of the PyPI package
+same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint (ours, ours
+keeping the tint, and the peer).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -142,14 +143,16 @@ def mislabelled(sample: PhotoSample) -> bool:
 
 
 def run_ours(
-    photos: list[PhotoSample], models: Path, threads: int = 2, enlarge: float = 1.0
+    photos: list[PhotoSample], models: Path, threads: int = 2, enlarge: float = 1.0,
+    lamp: bool = True,
 ) -> tuple[Tally, list[float], Tally]:
     """Our tally on every photo, the times, and the tally without :func:`mislabelled` photos.
     ``enlarge``: each photo enlarged so first (bicubic; its boxes alike), the same close-up as a
-    phone at a higher resolution takes it (every valid photo is 640x640)."""
+    phone at a higher resolution takes it (every valid photo is 640x640).  ``lamp``: the
+    recogniser takes a lamp's tint out (:class:`vision.pipeline.TileRecognizer`'s ``lamp``)."""
     from vision.pipeline import TileRecognizer
 
-    rec = TileRecognizer(models, threads=threads)
+    rec = TileRecognizer(models, threads=threads, lamp=lamp)
     tally, times, checked = Tally(), [], Tally()
     for s in photos:
         img = cv2.imread(str(s.image_path))
@@ -253,6 +256,39 @@ def american_faces(seed: int) -> dict[str, list[np.ndarray]]:
     return american_scene_faces(seed + 777)
 
 
+def lamp_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """``photos`` under each lamp of :data:`vision.light.LAMP_TINTS` (written tinted to a
+    temporary folder, losslessly), read by ours as it is, by ours keeping the tint, and by the
+    peer."""
+    import tempfile
+    from dataclasses import replace
+
+    from vision.light import LAMP_TINTS, tinted
+
+    print(f"\nvalid photos under a lamp the camera does not correct for (1 in {args.lamp}: {len(photos)} photos; "
+          "factors on B, G, R)")
+    with tempfile.TemporaryDirectory(prefix="bench-lamp-") as tmp:
+        for lamp, factors in LAMP_TINTS.items():
+            lit = []
+            for i, s in enumerate(photos):
+                path = Path(tmp) / f"{lamp}-{i:04d}.png"
+                cv2.imwrite(str(path), tinted(cv2.imread(str(s.image_path)), lamp))
+                lit.append(replace(s, image_path=path))
+            tag = f"{lamp} {'/'.join(f'{f:g}' for f in factors)}"
+            ours, t_ours, _ = run_ours(lit, args.models, args.threads)
+            print_summary(f"ours, {tag}", ours, t_ours)
+            kept, t_kept, _ = run_ours(lit, args.models, args.threads, lamp=False)
+            print_summary("  ours keeping the tint", kept, t_kept)
+            if not args.no_peer:
+                peer, t_peer, why, _ = run_peer(lit, args.peer_python)
+                if peer is None:
+                    print(f"  peer unavailable: {why}")
+                else:
+                    print_summary("  peer mahjong-detector", peer, t_peer)
+    plain, t_plain, _ = run_ours(photos, args.models, args.threads)
+    print_summary("ours, the same untinted", plain, t_plain)
+
+
 def print_summary(name: str, tally: Tally, times: list[float]) -> None:
     p, r, f = tally.prf(tally.tp, tally.fp, tally.fn)
     lp, lr, lf = tally.prf(tally.loc_tp, tally.loc_fp, tally.loc_fn)
@@ -282,6 +318,9 @@ def main() -> None:
     ap.add_argument("--enlarged", type=int, default=3,
                     help="also read every Nth valid photo enlarged 2x (1280x1280), as a phone at a higher "
                          "resolution takes the same close-up (0: skip)")
+    ap.add_argument("--lamp", type=int, default=3,
+                    help="also read every Nth valid photo under a warm and a cool lamp's tint "
+                         "(vision.light.LAMP_TINTS), ours beside the peer (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -321,6 +360,8 @@ def main() -> None:
         print(f"\nvalid photos enlarged 2x (1 in {args.enlarged}: {len(photos[:: args.enlarged])} photos; bicubic, "
               "boxes scaled alike)")
         print_summary("ours 1280x1280", big, t_big)
+    if args.lamp:
+        lamp_photos(photos[:: args.lamp], args)
     if args.frames:
         fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, 11, False, args.threads)
         print(

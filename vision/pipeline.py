@@ -30,6 +30,7 @@ from vision.detect import (
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
+from vision.light import lamp_gains, without_lamp
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,7 +157,9 @@ class TileRecognizer:
     (default: :func:`auto_long_side`, or from ``detect``'s ``tile_px``: tiles are then resized
     to ``target_tile_px`` wide).  ``min_objectness``: drop weaker localiser peaks.  ``min_score``:
     on a photo, drop tiles whose objectness times confidence is lower (:data:`MIN_SCORE`; 0 keeps
-    every tile the localiser found).
+    every tile the localiser found).  ``lamp``: take a lamp's colour out of each picture
+    :meth:`detect` reads (:func:`vision.light.without_lamp`); the table reader does it for the
+    frames it reads through :meth:`localize` and :meth:`classify`.
     """
 
     def __init__(
@@ -168,6 +171,7 @@ class TileRecognizer:
         threads: int = 2,  # both cores (pool threads do not spin: vision/runtime.py); 12 vs 18 ms per photo
         target_tile_px: float = TARGET_TILE_PX,
         min_score: float = MIN_SCORE,
+        lamp: bool = True,
     ) -> None:
         from vision.classify import TileClassifier, photo_classifier
 
@@ -204,6 +208,7 @@ class TileRecognizer:
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.min_score = min_score
+        self.lamp = lamp
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
         self.check(np.full((64, 48, 3), 90, np.uint8), [[0, 0], [47, 0], [47, 63], [0, 63]])
 
@@ -218,10 +223,14 @@ class TileRecognizer:
         (``models/localizer-table.onnx``, ``models/classifier-table.onnx``, chosen for rendered
         table frames) run if present, and every tile found is returned.  Without ``tile_px`` (a
         photo) a tile is returned when its objectness times confidence reaches ``min_score``;
-        ``meta['objectness']`` holds each returned tile's objectness.
+        ``meta['objectness']`` holds each returned tile's objectness.  A lamp's tint is taken out
+        first (``lamp``); ``meta['lamp_gains']`` then holds the factors applied to B, G and R.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
+        gains = lamp_gains(img) if self.lamp else None
+        if gains is not None:
+            img = without_lamp(img, gains)
         if tile_px is None:
             out, objectness = self._read_photo(img)
             if self.min_score > 0 and len(out):
@@ -230,6 +239,8 @@ class TileRecognizer:
                 out = replace(out, boxes=scale_boxes(out.boxes, PHOTO_BOX_SCALE))
         else:
             out, _ = self._read_at(img, tile_px, None)
+        if gains is not None:
+            out.meta["lamp_gains"] = [round(float(g), 3) for g in gains]
         out.meta["ms"] = _ms(t0)
         return out
 
@@ -311,7 +322,7 @@ class TileRecognizer:
         classified too, as :meth:`detect` does.  The image is not validated here.
         """
         if tile_px is None:
-            det, score = self._read_photo(image_bgr)
+            det, score = self._read_photo(without_lamp(image_bgr) if self.lamp else image_bgr)
             return det.quads, score
         _, quads, score, _, _, _ = self._localize(image_bgr, tile_px, None)
         return quads, score

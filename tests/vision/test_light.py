@@ -1,0 +1,108 @@
+"""A lamp's tint measured on the brightest pixels and taken out (vision.light)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.io import load_image
+from vision.light import (
+    LAMP_TINTS,
+    WHITE_REFERENCE,
+    WHITE_TOLERANCE,
+    lamp_gains,
+    tinted,
+    white_patch,
+    without_lamp,
+)
+
+DATA = Path(__file__).parent / "data"
+PHOTOS = ["photo1.jpg", "photo2.jpg", "photo3.jpg", "photo4.jpg"]
+
+
+def felt_with_tiles(face: tuple[int, int, int] = (226, 236, 240)) -> np.ndarray:
+    """A green table with a few ivory tiles with dark print: tiles are the brightest things."""
+    img = np.zeros((360, 640, 3), np.uint8)
+    img[:] = (50, 110, 40)
+    rng = np.random.default_rng(3)
+    for x in range(40, 600, 60):
+        img[100:170, x:x + 50] = face
+        img[120:150, x + 15:x + 35] = (40, 40, 160)
+    return np.clip(img.astype(np.int16) + rng.integers(-4, 5, img.shape), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("name", PHOTOS)
+def test_a_daylight_photo_is_left_exactly_as_it_is(name: str) -> None:
+    img = load_image(DATA / name)
+    assert lamp_gains(img) is None
+    assert without_lamp(img) is img
+
+
+@pytest.mark.parametrize("lamp", sorted(LAMP_TINTS))
+@pytest.mark.parametrize("name", PHOTOS)
+def test_a_tinted_photo_is_brought_back_to_daylight(name: str, lamp: str) -> None:
+    img = load_image(DATA / name)
+    lit = tinted(img, lamp)
+    gains = lamp_gains(lit)
+    assert gains is not None
+    # the factors undo the tint: their product with it is grey (up to the photo's own white)
+    undone = gains * np.asarray(LAMP_TINTS[lamp])
+    assert np.ptp(undone / undone.mean()) < 0.08, undone
+    back = without_lamp(lit)
+    white = white_patch(back)
+    assert white is not None
+    assert np.abs(np.log(white / np.asarray(WHITE_REFERENCE))).max() <= WHITE_TOLERANCE
+    assert lamp_gains(back) is None  # taken out once, nothing left to take
+    # the picture comes back to the untinted one but for its brightness (the white patch keeps
+    # the lamp's; blue lost some levels to it)
+    scaled = back.astype(np.float64) * (img.mean() / back.mean())
+    assert float(np.mean(np.abs(scaled - img))) < 5.0
+
+
+def test_the_tiles_not_the_felt_set_the_white() -> None:
+    img = felt_with_tiles()
+    assert lamp_gains(img) is None
+    warm = tinted(img, "warm")
+    gains = lamp_gains(warm)
+    assert gains is not None and gains[0] > 1.3 > 1.0 > gains[2]  # blue raised, red lowered
+
+
+def test_a_scene_with_nothing_white_is_not_recoloured() -> None:
+    """A green cloth with nothing on it: its brightest pixels are green, far beyond any lamp."""
+    cloth = np.zeros((200, 300, 3), np.uint8)
+    cloth[:] = (30, 140, 20)
+    cloth[::7] = (35, 160, 25)
+    assert lamp_gains(cloth) is None
+    assert without_lamp(cloth) is cloth
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 3), (3, 2, 3), (40, 40, 3)])
+def test_blank_tiny_or_dark_pictures_give_no_tint(shape: tuple[int, int, int]) -> None:
+    for value in (0, 3, 255):
+        img = np.full(shape, value, np.uint8)
+        assert white_patch(img) is None or lamp_gains(img) is None
+        assert without_lamp(img) is img
+
+
+def test_an_unknown_lamp_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown lamp 'sodium'"):
+        tinted(np.zeros((4, 4, 3), np.uint8), "sodium")
+
+
+def test_the_recogniser_reports_the_factors_it_applied() -> None:
+    from vision.pipeline import TileRecognizer
+
+    models = Path(__file__).resolve().parents[2] / "models"
+    if not (models / "classifier.onnx").is_file():
+        pytest.skip("classifier model not committed yet")
+    rec = TileRecognizer(models)
+    img = load_image(DATA / "photo1.jpg")
+    assert "lamp_gains" not in rec.detect(img).meta
+    d = rec.detect(tinted(img, "warm"))
+    assert d.meta["lamp_gains"][0] > 1.3 and len(d) == len(rec.detect(img))
+    kept = TileRecognizer(models, lamp=False).detect(tinted(img, "warm"))
+    assert "lamp_gains" not in kept.meta
+    # read as tinted, not with the tint taken out all the same
+    assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)

@@ -1,0 +1,121 @@
+"""The lamp's colour taken out of a picture before its tiles are read.
+
+A table lamp's warm light (or a cool daylight bulb, or a webcam's poor white balance) tints every
+tile face; the models learned faces under daylight-balanced photos and rendered tables, so a
+tinted face reads worse (twenty-eighth session, docs/recognition.md "Under a lamp": every third
+valid photo under a tungsten tint read tile F1 0.930 against 0.964 untinted, and rendered tables
+at 1280x720 read 90.3 % of exposures against 97.1 %).  Tile faces are the brightest things on a mah jongg table and are
+near white, so the colour of a picture's brightest pixels is the lamp's (the "white patch"
+estimate); where it lies outside the range the faces of daylight photos show, the picture's
+channels are scaled to bring it back to the daylight photos' own colour.  A picture inside the
+range is left exactly as it is.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+Image = npt.NDArray[np.uint8]
+
+WHITE_REFERENCE = (0.959, 1.008, 1.030)
+"""The white patch's colour (B, G, R over their mean) in daylight photos of tiles: the median over
+the 296 photos of ``tiles-photos-v4/valid`` (5th-95th percentile: B 0.924-0.980, G 1.001-1.016,
+R 1.010-1.068), ivory faces a little warm."""
+
+WHITE_TOLERANCE = 0.08
+"""How far (natural log, on any channel) a picture's white patch may lie from
+:data:`WHITE_REFERENCE` and be left alone.  The daylight photos lie within 0.04 (4 of the 296
+valid photos beyond 0.08), a tungsten lamp puts blue 0.39 under.  Valid photos (every other one,
+the mislabelled ones aside; twenty-eighth session), tile F1: untinted 0.971, all made white
+whatever their white (no tolerance) 0.968; under a mild warm tint (blue x0.85, green x0.95) 0.947
+kept, 0.968 taken out at 0.08, 0.952 at 0.10.  A set creamier than this is taken for a white set
+under a warm lamp and made white: the ``km-classic`` artwork's cream faces (0.094) are, and the
+table classifier, which trained on them cream, then reads their enrolled copies as laid out
+0.949 of the time against 0.970."""
+
+MAX_GAIN = 2.5
+"""The largest factor a channel is scaled by (and the smallest, inverted): a picture whose white
+patch is further out than that is a coloured scene, not a tint."""
+
+TOP_SHARE = 0.01
+"""The white patch: this share of the picture's brightest unclipped pixels.  With 3 % (and the
+picture shrunk to 160 pixels) the green felt of 3 of 50 rendered tables at 1920x1080 was taken for
+the white, whose far tiles are a few pixels; with 1 % none of 24 tables of each of six face sets."""
+
+CLIPPED = 250
+"""A pixel with a channel at or above this is clipped, its colour no measure of the light."""
+
+SAMPLE_SIDE = 320
+"""The picture is shrunk to this long side (by area) to be measured, which averages the sensor's
+noise: the estimate takes 0.6 ms on a 640x640 photo, 1.3 ms on a 1280x720 frame, 2 ms on 1920x1080
+(taking the tint out, when there is one, 0.7, 1.6 and 5 ms)."""
+
+
+def white_patch(image: Image) -> npt.NDArray[np.float64] | None:
+    """The colour (B, G, R over their mean) of ``image``'s brightest unclipped pixels, or None when
+    it has too few of them to say (a tiny, blank or blown-out picture)."""
+    h, w = image.shape[:2]
+    if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
+        return None
+    s = SAMPLE_SIDE / max(h, w)
+    small = image if s >= 1 else cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
+                                            interpolation=cv2.INTER_AREA)
+    b, g, r = cv2.split(np.ascontiguousarray(small))
+    lit = cv2.max(cv2.max(b, g), r) < CLIPPED
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    lum = grey[lit]
+    if len(lum) < 50:
+        return None
+    counts = np.bincount(lum, minlength=256)[::-1].cumsum()  # pixels at or above each level, from 255 down
+    level = 255 - int(np.searchsorted(counts, max(1, TOP_SHARE * len(lum))))
+    top = small[lit & (grey >= level)]
+    colour = np.median(top.reshape(-1, 3), axis=0).astype(np.float64)
+    if colour.min() < 8:  # a dark or one-colour picture: no white to go by
+        return None
+    return np.asarray(colour / colour.mean(), np.float64)
+
+
+def lamp_gains(image: Image) -> npt.NDArray[np.float64] | None:
+    """Per-channel factors (B, G, R) that take ``image``'s lamp tint out, or None when its white
+    patch lies within :data:`WHITE_TOLERANCE` of daylight on every channel (nothing to do) or
+    cannot be measured.
+
+    A tinted picture is brought all the way back to :data:`WHITE_REFERENCE`, not to the edge of
+    the tolerance: on the valid photos under a tungsten cast, the edge read tile F1 0.946 and the
+    reference 0.972 (0.971 untinted); the factors keep the white patch's brightness."""
+    white = white_patch(image)
+    if white is None:
+        return None
+    off = np.log(white / np.asarray(WHITE_REFERENCE))
+    if float(np.abs(off).max()) <= WHITE_TOLERANCE:
+        return None
+    gains = np.exp(-off)
+    gains /= float(np.mean(white * gains) / np.mean(white))  # the white patch as bright as before
+    if gains.max() > MAX_GAIN or gains.min() < 1.0 / MAX_GAIN:
+        return None
+    return np.asarray(gains, np.float64)
+
+
+def without_lamp(image: Image, gains: npt.NDArray[np.float64] | None = None) -> Image:
+    """``image`` with its lamp tint taken out (:func:`lamp_gains`; ``gains`` if given), or
+    ``image`` itself when there is none."""
+    g = lamp_gains(image) if gains is None else gains
+    if g is None:
+        return image
+    lut = np.clip(np.arange(256, dtype=np.float64)[:, None] * g[None, :], 0, 255).astype(np.uint8)
+    return np.asarray(cv2.LUT(np.ascontiguousarray(image), lut.reshape(256, 1, 3)), np.uint8)
+
+
+LAMP_TINTS = {"warm": (0.55, 0.85, 1.0), "cool": (1.0, 0.9, 0.7)}
+"""Tints (factors on B, G, R) the benchmarks and tests put on a picture to stand for a lamp:
+``warm`` a tungsten bulb seen by a camera that does not correct it, ``cool`` a daylight bulb or
+a camera balanced for a warmer light."""
+
+
+def tinted(image: Image, lamp: str) -> Image:
+    """``image`` as under the lamp named in :data:`LAMP_TINTS` (each channel scaled, clipped)."""
+    if lamp not in LAMP_TINTS:
+        raise ValueError(f"unknown lamp {lamp!r} (known: {', '.join(LAMP_TINTS)})")
+    return without_lamp(image, np.asarray(LAMP_TINTS[lamp], np.float64))
