@@ -59,12 +59,14 @@ def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: T
     assert [f for f in obs.flags if f.kind == "tile_count"] == []
 
 
+@pytest.mark.parametrize("lamp", ["warm", "dim"])
 @pytest.mark.parametrize("seed", [10, 25])
-def test_a_table_under_a_warm_lamp_reads_as_it_does_in_daylight(reader: TableReader, seed: int) -> None:
+def test_a_table_under_a_lamp_reads_as_it_does_in_daylight(reader: TableReader, seed: int, lamp: str) -> None:
     """The benchmark's tables 10 and 25 at 1280x720 under a tungsten tint the camera did not
-    correct (``vision.light.LAMP_TINTS["warm"]``): kept, one rack of each reads wrong; the reader
-    takes the tint out (``vision.light.without_lamp``) and reads every rack as it reads the
-    untinted frame, the truth."""
+    correct, or in a dim room (``vision.light.LAMP_TINTS``): kept as they are, one rack of each
+    reads wrong under the tint, one and all four in the dim; the reader takes the lamp out
+    (``vision.light.without_lamp``) and reads every rack as it reads the untinted frame, the
+    truth."""
     from companion.rules.card import load_card
     from scripts.bench_table import REPO, make_scene, table_faces, truth_zones
     from vision.light import tinted
@@ -75,6 +77,6 @@ def test_a_table_under_a_warm_lamp_reads_as_it_does_in_daylight(reader: TableRea
     frame = render_table(layout, scene, seed=seed, view=random_view(seed, (1280, 720)),
                          faces=table_faces("american-synth")).image
     truth = {n: z.exposures for n, z in truth_zones(layout, scene).items() if z.kind == "rack"}
-    for image in (frame, tinted(frame, "warm")):
+    for image in (frame, tinted(frame, lamp)):
         obs = TableReader(layout, reader.recognizer, card=card, variant="mjm").read(image)
         assert {n: obs.zones[n].exposures for n in truth} == truth

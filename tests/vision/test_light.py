@@ -61,6 +61,17 @@ def test_a_tinted_photo_is_brought_back_to_daylight(name: str, lamp: str) -> Non
     assert float(np.mean(np.abs(scaled - img))) < 5.0
 
 
+@pytest.mark.parametrize("name", PHOTOS)
+def test_a_dim_photo_is_brightened_alike_on_every_channel(name: str) -> None:
+    img = load_image(DATA / name)
+    gains = lamp_gains(tinted(img, "dim"))
+    assert gains is not None and np.ptp(gains) < 1e-9 and gains[0] > 1.5
+    back = without_lamp(tinted(img, "dim"))
+    white = white_patch(back)
+    assert white is not None and lamp_gains(back) is None
+    assert abs(float(np.mean(back)) - float(np.mean(img))) < 0.25 * float(np.mean(img))
+
+
 def test_the_tiles_not_the_felt_set_the_white() -> None:
     img = felt_with_tiles()
     assert lamp_gains(img) is None
