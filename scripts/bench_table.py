@@ -2,7 +2,7 @@
 
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
                                   [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll] [--misses]
-                                  [--lamp warm|cool] [--keep-tint]
+                                  [--lamp warm|cool|dim] [--keep-tint]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -28,9 +28,9 @@ set over the artwork style no model trained on; ``font-symbola``: the Symbola fo
 glyphs, Chinese joker glyph included, which no model trained on either), and ``--enroll`` reads
 with that set enrolled from one tile of each, as a player would.  The default faces,
 ``american-synth``, are the very faces the table classifier trained on: the unseen styles are
-the better guess at a player's own set.  ``--lamp warm`` (or ``cool``) tints every frame as a lamp
-the camera does not correct for would (``vision.light.LAMP_TINTS``); the reader takes the tint out
-(``vision.light.without_lamp``) unless ``--keep-tint``.
+the better guess at a player's own set.  ``--lamp warm`` (or ``cool``, ``dim``) tints every frame as a
+lamp the camera does not correct for would (``vision.light.LAMP_TINTS``); the reader takes the lamp
+out (``vision.light.without_lamp``) unless ``--keep-tint``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
-same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint (ours, ours
-keeping the tint, and the peer).  The peer is the riichi detector of the PyPI package
+same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint and in a dim
+room (ours, ours keeping the tint, and the peer).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -319,8 +319,8 @@ def main() -> None:
                     help="also read every Nth valid photo enlarged 2x (1280x1280), as a phone at a higher "
                          "resolution takes the same close-up (0: skip)")
     ap.add_argument("--lamp", type=int, default=3,
-                    help="also read every Nth valid photo under a warm and a cool lamp's tint "
-                         "(vision.light.LAMP_TINTS), ours beside the peer (0: skip)")
+                    help="also read every Nth valid photo under a warm and a cool lamp's tint and in a dim "
+                         "room (vision.light.LAMP_TINTS), ours beside the peer (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
