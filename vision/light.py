@@ -124,14 +124,17 @@ def lamp_gains(image: Image) -> npt.NDArray[np.float64] | None:
     return gains
 
 
-def without_lamp(image: Image, gains: npt.NDArray[np.float64] | None = None) -> Image:
-    """``image`` with its lamp tint taken out (:func:`lamp_gains`; ``gains`` if given), or
-    ``image`` itself when there is none."""
-    g = lamp_gains(image) if gains is None else gains
-    if g is None:
-        return image
-    lut = np.clip(np.arange(256, dtype=np.float64)[:, None] * g[None, :], 0, 255).astype(np.uint8)
+def with_gains(image: Image, gains: npt.NDArray[np.float64]) -> Image:
+    """``image`` with each channel (B, G, R) scaled by ``gains``, clipped."""
+    lut = np.clip(np.arange(256, dtype=np.float64)[:, None] * gains[None, :], 0, 255).astype(np.uint8)
     return np.asarray(cv2.LUT(np.ascontiguousarray(image), lut.reshape(256, 1, 3)), np.uint8)
+
+
+def without_lamp(image: Image) -> Image:
+    """``image`` with its lamp taken out (:func:`lamp_gains`), or ``image`` itself when there is
+    nothing to take out."""
+    gains = lamp_gains(image)
+    return image if gains is None else with_gains(image, gains)
 
 
 LAMP_TINTS = {"warm": (0.55, 0.85, 1.0), "cool": (1.0, 0.9, 0.7), "dim": (0.45, 0.45, 0.45)}
@@ -144,4 +147,4 @@ def tinted(image: Image, lamp: str) -> Image:
     """``image`` as under the lamp named in :data:`LAMP_TINTS` (each channel scaled, clipped)."""
     if lamp not in LAMP_TINTS:
         raise ValueError(f"unknown lamp {lamp!r} (known: {', '.join(LAMP_TINTS)})")
-    return without_lamp(image, np.asarray(LAMP_TINTS[lamp], np.float64))
+    return with_gains(image, np.asarray(LAMP_TINTS[lamp], np.float64))

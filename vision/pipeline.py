@@ -30,7 +30,7 @@ from vision.detect import (
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
-from vision.light import lamp_gains, without_lamp
+from vision.light import lamp_gains, with_gains, without_lamp
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -230,7 +230,7 @@ class TileRecognizer:
         img = check_image(image_bgr, name)
         gains = lamp_gains(img) if self.lamp else None
         if gains is not None:
-            img = without_lamp(img, gains)
+            img = with_gains(img, gains)
         if tile_px is None:
             out, objectness = self._read_photo(img)
             if self.min_score > 0 and len(out):
