@@ -11,7 +11,8 @@ and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-til
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
 same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint and in a dim
-room (ours, ours keeping the tint, and the peer).  The peer is the riichi detector of the PyPI package
+room (ours, ours keeping the tint, and the peer), and taken poorly: over-exposed, washed out, lit from
+one side, blurred (ours and the peer).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -27,6 +28,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -257,36 +259,57 @@ def american_faces(seed: int) -> dict[str, list[np.ndarray]]:
 
 
 def lamp_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
-    """``photos`` under each lamp of :data:`vision.light.LAMP_TINTS` (written tinted to a
-    temporary folder, losslessly), read by ours as it is, by ours keeping the tint, and by the
-    peer."""
-    import tempfile
-    from dataclasses import replace
-
+    """``photos`` under each lamp of :data:`vision.light.LAMP_TINTS`, read by ours as it is, by
+    ours keeping the tint, and by the peer (:func:`altered_photos`)."""
     from vision.light import LAMP_TINTS, tinted
 
     print(f"\nvalid photos under a lamp the camera does not correct for (1 in {args.lamp}: {len(photos)} photos; "
           "factors on B, G, R)")
-    with tempfile.TemporaryDirectory(prefix="bench-lamp-") as tmp:
-        for lamp, factors in LAMP_TINTS.items():
-            lit = []
-            for i, s in enumerate(photos):
-                path = Path(tmp) / f"{lamp}-{i:04d}.png"
-                cv2.imwrite(str(path), tinted(cv2.imread(str(s.image_path)), lamp))
-                lit.append(replace(s, image_path=path))
-            tag = f"{lamp} {'/'.join(f'{f:g}' for f in factors)}"
-            ours, t_ours, _ = run_ours(lit, args.models, args.threads)
-            print_summary(f"ours, {tag}", ours, t_ours)
-            kept, t_kept, _ = run_ours(lit, args.models, args.threads, lamp=False)
-            print_summary("  ours keeping the tint", kept, t_kept)
-            if not args.no_peer:
-                peer, t_peer, why, _ = run_peer(lit, args.peer_python)
-                if peer is None:
-                    print(f"  peer unavailable: {why}")
-                else:
-                    print_summary("  peer mahjong-detector", peer, t_peer)
+    for lamp, factors in LAMP_TINTS.items():
+        tag = f"{lamp} {'/'.join(f'{f:g}' for f in factors)}"
+        altered_photos(photos, args, tag, lambda img, lamp=lamp: tinted(img, lamp), "keeping the tint")
     plain, t_plain, _ = run_ours(photos, args.models, args.threads)
     print_summary("ours, the same untinted", plain, t_plain)
+
+
+def poor_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """``photos`` as each poor picture of :data:`vision.light.POOR_PICTURES` (over-exposed, washed
+    out, lit from one side, blurred), read by ours and the peer; a washed-out one also by ours
+    without its levels stretched (the one of them taken out before reading)."""
+    from vision.light import POOR_PICTURES, poorly_taken
+
+    print(f"\nvalid photos taken poorly (1 in {args.poor}: {len(photos)} photos)")
+    for kind in POOR_PICTURES:
+        altered_photos(photos, args, kind, lambda img, kind=kind: poorly_taken(img, kind),
+                       "not stretched" if kind == "washed" else "")
+
+
+def altered_photos(
+    photos: list[PhotoSample], args: argparse.Namespace, tag: str, alter: Any, kept: str
+) -> None:
+    """``photos`` altered by ``alter`` (written to a temporary folder, losslessly), read by ours,
+    by ours without :mod:`vision.light`'s corrections when ``kept`` names that line, and by the
+    peer, in one run."""
+    import tempfile
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="bench-light-") as tmp:
+        lit = []
+        for i, s in enumerate(photos):
+            path = Path(tmp) / f"{i:04d}.png"
+            cv2.imwrite(str(path), alter(cv2.imread(str(s.image_path))))
+            lit.append(replace(s, image_path=path))
+        ours, t_ours, _ = run_ours(lit, args.models, args.threads)
+        print_summary(f"ours, {tag}", ours, t_ours)
+        if kept:
+            plain, t_plain, _ = run_ours(lit, args.models, args.threads, lamp=False)
+            print_summary(f"  ours {kept}", plain, t_plain)
+        if not args.no_peer:
+            peer, t_peer, why, _ = run_peer(lit, args.peer_python)
+            if peer is None:
+                print(f"  peer unavailable: {why}")
+            else:
+                print_summary("  peer mahjong-detector", peer, t_peer)
 
 
 def print_summary(name: str, tally: Tally, times: list[float]) -> None:
@@ -321,6 +344,9 @@ def main() -> None:
     ap.add_argument("--lamp", type=int, default=3,
                     help="also read every Nth valid photo under a warm and a cool lamp's tint and in a dim "
                          "room (vision.light.LAMP_TINTS), ours beside the peer (0: skip)")
+    ap.add_argument("--poor", type=int, default=3,
+                    help="also read every Nth valid photo over-exposed, washed out, lit from one side and blurred "
+                         "(vision.light.POOR_PICTURES), ours beside the peer (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -362,6 +388,8 @@ def main() -> None:
         print_summary("ours 1280x1280", big, t_big)
     if args.lamp:
         lamp_photos(photos[:: args.lamp], args)
+    if args.poor:
+        poor_photos(photos[:: args.poor], args)
     if args.frames:
         fr, t_fr = synth_eval(args.models, (1280, 720), args.frames, 11, False, args.threads)
         print(

@@ -30,7 +30,7 @@ from vision.detect import (
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
-from vision.light import lamp_gains, with_gains, without_lamp
+from vision.light import lamp_gains, levels_gains, with_gains, with_levels, without_lamp
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -225,12 +225,17 @@ class TileRecognizer:
         photo) a tile is returned when its objectness times confidence reaches ``min_score``;
         ``meta['objectness']`` holds each returned tile's objectness.  A lamp's tint is taken out
         first (``lamp``); ``meta['lamp_gains']`` then holds the factors applied to B, G and R.
+        A washed-out photo's grey levels are stretched too (``lamp``, photos only:
+        :func:`vision.light.levels_gains`); ``meta['levels']`` then holds ``[gain, offset]``.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
         gains = lamp_gains(img) if self.lamp else None
         if gains is not None:
             img = with_gains(img, gains)
+        levels = levels_gains(img) if self.lamp and tile_px is None else None
+        if levels is not None:  # a washed-out photo (never a table frame: vision.light.levels_gains)
+            img = with_levels(img, *levels)
         if tile_px is None:
             out, objectness = self._read_photo(img)
             if self.min_score > 0 and len(out):
@@ -241,6 +246,8 @@ class TileRecognizer:
             out, _ = self._read_at(img, tile_px, None)
         if gains is not None:
             out.meta["lamp_gains"] = [round(float(g), 3) for g in gains]
+        if levels is not None:
+            out.meta["levels"] = [round(float(v), 3) for v in levels]
         out.meta["ms"] = _ms(t0)
         return out
 

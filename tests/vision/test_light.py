@@ -10,11 +10,16 @@ import pytest
 from vision.io import load_image
 from vision.light import (
     LAMP_TINTS,
+    LEVELS,
+    POOR_PICTURES,
     WHITE_REFERENCE,
     WHITE_TOLERANCE,
     lamp_gains,
+    levels_gains,
+    poorly_taken,
     tinted,
     white_patch,
+    with_levels,
     without_lamp,
 )
 
@@ -117,3 +122,54 @@ def test_the_recogniser_reports_the_factors_it_applied() -> None:
     assert "lamp_gains" not in kept.meta
     # read as tinted, not with the tint taken out all the same
     assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", PHOTOS)
+def test_a_washed_out_photo_is_stretched_back_and_a_good_one_left_alone(name: str) -> None:
+    img = load_image(DATA / name)
+    assert levels_gains(img) is None
+    washed = poorly_taken(img, "washed")
+    levels = levels_gains(washed)
+    assert levels is not None
+    back = with_levels(washed, *levels)
+    grey = np.percentile(back.mean(axis=2), (1, 99))
+    assert abs(grey[0] - LEVELS[0]) < 12 and abs(grey[1] - LEVELS[1]) < 12, grey
+    # nearer the photo as it was taken than the washed-out copy is
+    err = np.abs(back.astype(np.float64) - img).mean()
+    assert err < 0.5 * np.abs(washed.astype(np.float64) - img).mean(), err
+    assert levels_gains(back) is None  # stretched once, nothing left to stretch
+
+
+def test_raised_blacks_alone_or_a_narrow_spread_alone_is_no_washed_out_photo() -> None:
+    felt = felt_with_tiles()
+    assert levels_gains(felt) is None  # dark print: the blacks are not raised
+    ramp = np.repeat(np.linspace(100, 255, 320)[None, :, None], 3, axis=2)  # raised, spread wide
+    assert levels_gains(np.repeat(ramp, 120, axis=0).astype(np.uint8)) is None
+    narrow = (felt.astype(np.float64) * 0.5 + 30).astype(np.uint8)  # narrow, blacks still dark
+    assert levels_gains(narrow) is None
+    assert levels_gains(np.full((64, 64, 3), 180, np.uint8)) is None  # blank
+
+
+def test_an_unknown_poor_picture_is_named() -> None:
+    assert POOR_PICTURES == ("over", "washed", "side", "blur")
+    with pytest.raises(ValueError, match="unknown picture 'fog'"):
+        poorly_taken(np.zeros((4, 4, 3), np.uint8), "fog")
+
+
+def test_the_recogniser_stretches_a_washed_out_photo_but_never_a_table_frame() -> None:
+    from vision.pipeline import TileRecognizer
+
+    models = Path(__file__).resolve().parents[2] / "models"
+    if not (models / "classifier.onnx").is_file():
+        pytest.skip("classifier model not committed yet")
+    rec = TileRecognizer(models)
+    img = load_image(DATA / "photo2.jpg")
+    washed = poorly_taken(img, "washed")
+    assert "levels" not in rec.detect(img).meta
+    d = rec.detect(washed)
+    assert d.meta["levels"][0] > 1.5
+    assert sorted(map(str, d.codes)) == sorted(map(str, rec.detect(img).codes))
+    kept = TileRecognizer(models, lamp=False).detect(washed)
+    assert "levels" not in kept.meta
+    assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)
+    assert "levels" not in rec.detect(washed, tile_px=60.0).meta  # the table reader's path
