@@ -44,7 +44,7 @@ from companion.table_types import (
 )
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout, Zone
-from vision.light import without_lamp
+from vision.light import OVEREXPOSED, clipped_share, without_lamp
 from vision.types import Detections
 
 __all__ = [
@@ -152,6 +152,11 @@ benchmark's own style, no frame with a true flag had over 0.36 (0.33 in the elev
 
 WEAK_FRAME_MIN_TILES = 12
 """The share above is taken only in a frame with at least this many face-up tiles."""
+
+OVEREXPOSED_WEAK = 0.25
+"""An over-exposed frame (:data:`vision.light.OVEREXPOSED`) is not judged when this share of its
+face-up tiles read weakly, however few they are (:meth:`TableReader._guard_overexposed`).  White
+faces that read surely are judged as usual: a set drawn pure white is no over-exposed picture."""
 
 BACK_LIKENESS = 0.96
 """A back whose classifier embedding has a cosine under this to the median of the frame's
@@ -604,6 +609,18 @@ def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_co
     return zones
 
 
+def _withheld(zones: dict[str, ZoneReading], flags: list[Flag], why: str, cause: str) -> list[Flag]:
+    """``flags`` without the rule flags (``wrong_rack``, ``tile_count``, ``joker``), and an
+    ``unreadable`` flag of ``cause`` saying ``why`` on each rack with face-up tiles that has none:
+    a frame the reader should not judge."""
+    out = [f for f in flags if f.kind not in ("wrong_rack", "tile_count", "joker")]
+    have = {(f.kind, f.zone) for f in out}
+    for z in zones.values():
+        if z.kind == "rack" and z.tiles and ("unreadable", z.name) not in have:
+            out.append(Flag("unreadable", z.name, f"{z.name}: {why}", cause=cause))
+    return out
+
+
 class TableReader:
     """Frame -> :class:`TableObservation`, called by the live loop on every stable frame.
 
@@ -817,6 +834,8 @@ class TableReader:
         if frame is not None:
             flags = self._check_dead_calls(frame, detections, calibration, zones, flags)
         flags, mahjong = self._guard_weak_frame(zones, flags, mahjong)
+        if frame is not None:
+            flags, mahjong = self._guard_overexposed(frame, detections, zones, flags, mahjong)
         flags += self._exchange_flags(zones)
         flags += self._view_flags(calibration)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
@@ -906,12 +925,30 @@ class TableReader:
         why = (f"{weak} of the {n} face-up tiles in view read weakly, so this frame is not judged "
                "(an unfamiliar tile set reads better once enrolled: `companion enroll`; a closer, "
                "steadier camera or less glare also helps)")
-        out = [f for f in flags if f.kind not in ("wrong_rack", "tile_count", "joker")]
-        have = {(f.kind, f.zone) for f in out}
-        for z in zones.values():
-            if z.kind == "rack" and z.tiles and ("unreadable", z.name) not in have:
-                out.append(Flag("unreadable", z.name, f"{z.name}: {why}", cause="frame"))
-        return out, {name: None for name in mahjong}
+        return _withheld(zones, flags, why, "frame"), {name: None for name in mahjong}
+
+    def _guard_overexposed(
+        self, frame: npt.NDArray[np.uint8], det: Detections, zones: dict[str, ZoneReading], flags: list[Flag],
+        mahjong: dict[str, dict[str, Any] | None],
+    ) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
+        """No rule flag and no score from an over-exposed frame (:data:`vision.light.OVEREXPOSED`
+        of its face-up tiles' pixels clipped white) in which :data:`OVEREXPOSED_WEAK` of the
+        face-up tiles read weakly, as from a frame read weakly (:meth:`_guard_weak_frame`), each
+        rack's ``unreadable`` flag of cause ``"picture"`` saying what helps.  Burnt-out faces are
+        misread surely beside the weak ones: on 25 rendered tables over-exposed (``bench_table
+        --poor over``, twenty-ninth session) the reader raised 2 false flags of 6 at 1280x720 and 1
+        of 2 at 1920x1080 (a joker alone, a tile count), none in daylight; those frames had 0.75
+        (of 8 tiles, too few for the weak-frame guard) and 0.39 of their tiles weak."""
+        n = sum(len(z.tiles) for z in zones.values())
+        if not n or sum(len(z.uncertain) for z in zones.values()) < OVEREXPOSED_WEAK * n:
+            return flags, mahjong
+        faces = det.quads[np.array([str(c) != BACK for c in det.codes], bool)] if len(det) else det.quads
+        share = clipped_share(frame, faces)  # as the camera took it: a lamp's gains cannot unclip a pixel
+        if share < OVEREXPOSED:
+            return flags, mahjong
+        why = (f"the picture is over-exposed ({share:.0%} of the tile faces' pixels are pure white), so this "
+               "frame is not judged: turn the lamp away from the table or lower the camera's exposure")
+        return _withheld(zones, flags, why, "picture"), {name: None for name in mahjong}
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:
         """The grouping the rules like best: fewest flags (a reading that is alive and well formed

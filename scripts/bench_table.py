@@ -57,7 +57,7 @@ from companion.rules.tiles import BACK, JOKER, TileSet, sort_key  # noqa: E402
 from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
 from vision.layout import Layout, load_layout  # noqa: E402
-from vision.light import LAMP_TINTS, tinted  # noqa: E402
+from vision.light import LAMP_TINTS, POOR_PICTURES, poorly_taken, tinted  # noqa: E402
 from vision.render import (  # noqa: E402
     CAMERA_SUPERSAMPLE,
     RackScene,
@@ -296,6 +296,8 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
                          supersample=args.supersample)
         if args.lamp:
             r = replace(r, image=tinted(r.image, args.lamp))
+        if args.poor:
+            r = replace(r, image=poorly_taken(r.image, args.poor))
         given = noisy(r.detections(), recognizer, seed) if isinstance(recognizer, Oracle) else None
         t0 = time.perf_counter()
         obs = reader.read(r.image, given)
@@ -417,6 +419,9 @@ def main() -> int:
                          "grid photo of the 'american' layout, as `companion enroll` takes it) and read with it")
     ap.add_argument("--lamp", choices=sorted(LAMP_TINTS), default=None,
                     help="tint every frame as a lamp the camera does not correct for would (vision.light.LAMP_TINTS)")
+    ap.add_argument("--poor", choices=POOR_PICTURES, default=None,
+                    help="take every frame poorly: over-exposed, washed out, lit from one side or blurred "
+                         "(vision.light.POOR_PICTURES; none of them is taken out before a table is read)")
     ap.add_argument("--keep-tint", action="store_true",
                     help="the reader leaves a lamp's tint in the frames (by default it takes it out: vision.light)")
     args = ap.parse_args()

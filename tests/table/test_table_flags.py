@@ -362,3 +362,25 @@ def test_a_view_flag_does_not_flicker_near_the_threshold(monkeypatch) -> None:  
     assert flags_of(read(r, reader=reader), "view") == []
     sizes["P2-A"] = (MIN_VIEW_PX + VIEW_CLEAR_PX) / 2  # a fresh zone in the band is not flagged
     assert flags_of(read(r, reader=reader), "view") == []
+
+
+def test_an_overexposed_frame_read_weakly_is_not_judged_but_sure_white_faces_are() -> None:
+    """Burnt-out faces are misread surely beside the weak ones, so an over-exposed frame whose
+    reader is unsure of a quarter of its tiles raises no rule flag and says what helps; the same
+    over-exposed picture read surely (white faces a set may have) is judged, as is the daylight
+    one read weakly."""
+    from vision.light import OVEREXPOSED, clipped_share, poorly_taken
+
+    r = table(player("P1", exps("5D 5D"), exps("N N N", "E E E")))
+    burnt = type(r)(**{**r.__dict__, "image": poorly_taken(r.image, "over")})
+    det = r.detections()
+    faces = det.quads[np.array([str(c) != "BK" for c in det.codes])]
+    assert clipped_share(burnt.image, faces) >= OVEREXPOSED > clipped_share(r.image, faces)
+    weak = (tile_index(r, "P1-B", "N"), tile_index(r, "P1-B", "E"), tile_index(r, "P1-B", "N") + 1)
+    assert flags_of(read(r, low=weak), "tile_count") == ["P1-A"]  # daylight, read weakly: judged
+    assert flags_of(read(burnt), "tile_count") == ["P1-A"]  # over-exposed, read surely: judged
+    obs = read(burnt, low=weak)
+    assert not [f for f in obs.flags if f.kind in ("wrong_rack", "tile_count", "joker")]
+    why = next(f for f in obs.flags if f.kind == "unreadable" and f.zone == "P1-A")
+    assert why.cause == "picture" and "over-exposed" in why.message and "exposure" in why.message
+    assert obs.mahjong == {name: None for name in obs.mahjong}

@@ -11,10 +11,12 @@ from vision.io import load_image
 from vision.light import (
     LAMP_TINTS,
     LEVELS,
+    OVEREXPOSED,
     POOR_PICTURES,
     WHITE_REFERENCE,
     WHITE_TOLERANCE,
     lamp_gains,
+    clipped_share,
     levels_gains,
     poorly_taken,
     tinted,
@@ -173,3 +175,17 @@ def test_the_recogniser_stretches_a_washed_out_photo_but_never_a_table_frame() -
     assert "levels" not in kept.meta
     assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)
     assert "levels" not in rec.detect(washed, tile_px=60.0).meta  # the table reader's path
+
+
+def test_clipped_faces_are_measured_inside_the_tiles_alone() -> None:
+    felt = felt_with_tiles()
+    tiles = np.array([[[x, 100], [x + 49, 100], [x + 49, 169], [x, 169]] for x in range(40, 600, 60)], np.float32)
+    assert clipped_share(felt, tiles) == 0.0  # ivory faces, not burnt
+    burnt = poorly_taken(felt, "over")
+    assert clipped_share(burnt, tiles) >= OVEREXPOSED  # faces white, the print still inked
+    assert clipped_share(burnt, tiles) < 0.95
+    glare = felt.copy()
+    glare[:90] = 255  # a white cloth or paper beside the tiles is no burnt face
+    assert clipped_share(glare, tiles) == 0.0
+    assert clipped_share(burnt, tiles[:, :, :] * 0.01) == 0.0  # too few pixels to say
+    assert clipped_share(burnt, np.zeros((0, 4, 2), np.float32)) == 0.0
