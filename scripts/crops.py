@@ -194,6 +194,37 @@ def _photometric(img: Image, rng: np.random.Generator) -> Image:
     return out
 
 
+BAD_LIGHTS = ("over", "washed", "side", "blur")
+"""What :func:`bad_light` does to a crop, one at a time: the picture conditions that
+``vision.light`` does not take out (it takes out a lamp's tint and a dim room) and that cost the
+most on valid photos done so by hand (twenty-eighth session, docs/recognition.md "Under a lamp")."""
+
+
+def bad_light(img: Image, rng: np.random.Generator, kind: str | None = None) -> Image:
+    """``img`` as a poor picture takes it, one of :data:`BAD_LIGHTS` (``kind``, else at random):
+    ``over`` over-exposed (x1.25-1.7, + 0-30, clipped: the glossy faces blown out under a strong
+    lamp), ``washed`` washed out (x0.45-0.8, + 40-110: glare, haze, a webcam's raised blacks),
+    ``side`` lit from one side (x1.1 falling to x0.35-0.75 across, in any direction), ``blur``
+    out of focus or shaken (Gaussian, sigma 0.7-1.6 px at the crop's size)."""
+    kind = kind or BAD_LIGHTS[int(rng.integers(len(BAD_LIGHTS)))]
+    if kind == "blur":
+        return np.asarray(cv2.GaussianBlur(img, (0, 0), rng.uniform(0.7, 1.6)), np.uint8)
+    out = img.astype(np.float32)
+    if kind == "over":
+        out = out * rng.uniform(1.25, 1.7) + rng.uniform(0, 30)
+    elif kind == "washed":
+        out = out * rng.uniform(0.45, 0.8) + rng.uniform(40, 110)
+    elif kind == "side":
+        h, w = img.shape[:2]
+        a = rng.uniform(0, 2 * np.pi)
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        t = ((xx / w - 0.5) * np.cos(a) + (yy / h - 0.5) * np.sin(a)) + 0.5  # 0..1 across, about
+        out = out * (1.1 + (rng.uniform(0.35, 0.75) - 1.1) * np.clip(t, 0, 1))[:, :, None]
+    else:
+        raise ValueError(f"unknown light {kind!r} (known: {', '.join(BAD_LIGHTS)})")
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
 def synth_crop(
     code: str, faces: dict[str, list[Image]], rng: np.random.Generator, extras: bool = True
 ) -> Image:

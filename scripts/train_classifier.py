@@ -464,6 +464,8 @@ def run_epoch(
                     s = tiny(s, rng)
                 crops.append(np.ascontiguousarray(s[::-1, ::-1]) if rng.random() < 0.5 else s)
                 labels.append(sy[-1 - i])
+            if args.light and rng.random() < args.light:
+                crops[-1] = C.bad_light(crops[-1], rng)
         logits = net(to_tensor(np.stack(crops)))
         loss = F.cross_entropy(logits, torch.as_tensor(np.array(labels)), label_smoothing=0.1)
         opt.zero_grad()
@@ -508,6 +510,9 @@ def main() -> None:
     p.add_argument("--recolour", type=float, default=0.0, metavar="P",
                    help="share of the synthetic and table crops whose hues are turned at random or made grey "
                         "(recolour()), so that a set printed in other inks reads the same")
+    p.add_argument("--light", type=float, default=0.0, metavar="P",
+                   help="share of every epoch's crops (photo and pool alike) taken as a poor picture takes them: "
+                        "over-exposed, washed out, lit from one side or blurred (scripts.crops.bad_light)")
     p.add_argument("--tiny", type=float, default=0.0, metavar="P",
                    help="share of the table crops shrunk to a far tile's size and blown up again (tiny()), "
                         "as a camera leaning 60-70 degrees sees the far racks at 1280x720")

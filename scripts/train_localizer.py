@@ -352,8 +352,10 @@ class Source:
         in_view: bool = False,
         area: float = 0.0,
         dense: float = 0.0,
+        light: float = 0.0,
     ) -> None:
         self.photos = photos
+        self.light = light
         self.band = band
         self.quads = [photo_quads(s) for s in photos]
         self.loose = [loose_boxes(s.boxes) for s in photos]
@@ -385,6 +387,10 @@ class Source:
             loose = bool(self.loose[i])
             img = cv2.imread(str(self.photos[i].image_path))
             img, quads = augment(img, self.quads[i], rng, self.band)
+        if self.light and rng.random() < self.light:
+            from scripts.crops import bad_light
+
+            img = bad_light(img, rng)
         kept, ignored = keep_visible(quads)
         heat, reg, mask, weight = make_targets(kept, ignored)
         mask = np.stack([mask, mask * (0.0 if loose else 1.0)])
@@ -508,6 +514,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "truth holds only tiles mostly in the picture (SceneMaker(in_view=True)); the committed "
                          "models trained without it")
     ap.add_argument("--band", type=float, default=0.2, help="fraction of band-stretched photos")
+    ap.add_argument("--light", type=float, default=0.0,
+                    help="share of the training windows taken as a poor picture takes them: over-exposed, washed "
+                         "out, lit from one side or blurred (scripts.crops.bad_light)")
     ap.add_argument("--eval-photos", type=int, default=60)
     ap.add_argument("--export", type=Path, default=REPO / "models" / "localizer.onnx")
     ap.add_argument("--export-only", action="store_true")
@@ -590,7 +599,7 @@ def train(args: argparse.Namespace) -> None:
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
-                    args.top_down, args.american, args.backs, args.in_view, args.area, args.dense)
+                    args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light)
     val = load_split("valid")[: args.eval_photos]
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):

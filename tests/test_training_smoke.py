@@ -42,7 +42,7 @@ def test_localizer_training_smoke(tmp_path: Path) -> None:
     onnx = tmp_path / "loc.onnx"
     _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
           "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1",
-          "--synth", "0.5", "--american", "1.0", "--backs", "0.2"])  # half synthetic scenes, each American
+          "--synth", "0.5", "--american", "1.0", "--backs", "0.2", "--light", "0.5"])  # half synthetic scenes, each American
     assert list((tmp_path / "run").glob("*.pt")), "no checkpoint written"
     outs = OnnxModel(onnx).run(np.zeros((1, 3, 320, 320), np.float32))
     assert outs and all(np.isfinite(o).all() for o in outs)
@@ -91,7 +91,7 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
                "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
-               "--recolour", "0.5", "--tiny", "0.5"])
+               "--recolour", "0.5", "--tiny", "0.5", "--light", "0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     # two rendered tables of sets drawn over training styles (and the Noto glyphs), cut as the table reader cuts
     assert int(res.stdout.split("from table frames")[0].rsplit("(", 1)[1]) > 20, res.stdout[:800]
@@ -242,6 +242,30 @@ def test_tiny_shrinks_a_crop_to_a_far_tiles_detail() -> None:
     assert all(o[42, 24, 2] > 150 and o[42, 24, 0] < 120 for o in outs)  # the mark is still red there
     sizes = {np.count_nonzero(np.abs(np.diff(o[:, 24, 0].astype(int))) > 2) for o in outs}
     assert len(sizes) > 1  # shrunk to various sizes
+
+
+def test_bad_light_makes_each_poor_picture_and_keeps_the_print() -> None:
+    """``--light``: a crop over-exposed, washed out, lit from one side or blurred, its print still
+    darker than its face; an unknown kind is named."""
+    from scripts.crops import BAD_LIGHTS, bad_light
+
+    crop = np.full((64, 48, 3), (200, 215, 225), np.uint8)
+    crop[20:44, 18:30] = (40, 40, 170)  # a red mark
+    rng = np.random.default_rng(0)
+    outs = {k: bad_light(crop, rng, k) for k in BAD_LIGHTS}
+    assert all(o.shape == crop.shape and o.dtype == np.uint8 for o in outs.values())
+    assert outs["over"][5, 5].min() > crop[5, 5].min()  # brighter, the face near clipping
+    assert int(outs["washed"][30, 24].min()) > int(crop[30, 24].min()) + 15  # the print's blacks raised
+    side = outs["side"].astype(int).sum(axis=2)
+    assert abs(side[2, 2] - side[61, 45]) > 60  # one corner lit, the other dark
+    assert outs["blur"][20:44, 17].astype(int).sum() != crop[20:44, 17].astype(int).sum()  # edges soft
+    for o in outs.values():
+        grey = o.astype(int).sum(axis=2)
+        assert grey[30, 24] < grey[30, 6]  # the mark still darker than the face beside it
+    picked = {bad_light(crop, rng).tobytes() for _ in range(12)}
+    assert len(picked) > 4  # at random: various kinds and strengths
+    with pytest.raises(ValueError, match="unknown light 'fog'"):
+        bad_light(crop, rng, "fog")
 
 
 @needs_torch
