@@ -154,16 +154,21 @@ stretched (at spread alone, 4 of the vision benchmark's 40 American scenes and 2
 LEVELS = (15.0, 220.0)
 """Where a washed-out photo's 1st and 99th grey percentiles are taken: the valid photos' medians."""
 
+TABLE_LEVELS = (60.0, 220.0)
+"""Where a washed-out whole-table frame's are taken (``companion.table.TableReader``): the felt
+fills most of such a frame, and rendered tables in daylight put their 1st percentile at 58-68
+(medians over four face sets; 90 at most, so none is stretched; washed out as
+:data:`POOR_PICTURES` ``washed`` does, 106 at least).  25 tables washed out at 1280x720 /
+1920x1080 (twenty-ninth session) read 89.3 / 99.4 % of exposures kept, 98.9 / 100 % stretched to
+these levels (97.2 / 99.4 % to :data:`LEVELS`, 98.3 / 100 % to (60, 185) with one false flag)."""
 
-def levels_gains(image: Image) -> tuple[float, float] | None:
-    """``(gain, offset)`` that stretch a washed-out photo's grey levels to :data:`LEVELS` (every
+
+def levels_gains(image: Image, levels: tuple[float, float] = LEVELS) -> tuple[float, float] | None:
+    """``(gain, offset)`` that stretch a washed-out picture's grey levels to ``levels`` (every
     channel alike, ``v * gain + offset``), or None unless it spans under :data:`MIN_SPREAD` with
     its blacks raised (:data:`RAISED_BLACK`) (or when it is too small or too flat to say: a blank
-    picture is no washed-out photo).
-
-    For photos only: a whole-table frame, whose felt fills most of the picture, spans only 70-190
-    levels in daylight (rendered tables of five face sets, twenty-eighth session), and the table
-    models learned it so."""
+    picture is no washed-out photo).  A photo's target is :data:`LEVELS`, a whole-table frame's
+    :data:`TABLE_LEVELS`."""
     h, w = image.shape[:2]
     if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
         return None
@@ -175,14 +180,21 @@ def levels_gains(image: Image) -> tuple[float, float] | None:
     spread = hi - lo
     if spread >= MIN_SPREAD or spread < 24 or lo < RAISED_BLACK:
         return None
-    gain = (LEVELS[1] - LEVELS[0]) / spread
-    return gain, LEVELS[0] - lo * gain
+    gain = (levels[1] - levels[0]) / spread
+    return gain, levels[0] - lo * gain
 
 
 def with_levels(image: Image, gain: float, offset: float) -> Image:
     """``image`` with every channel mapped ``v * gain + offset``, clipped."""
     lut = np.clip(np.arange(256, dtype=np.float64) * gain + offset, 0, 255).astype(np.uint8)
     return np.asarray(cv2.LUT(np.ascontiguousarray(image), lut), np.uint8)
+
+
+def unwashed(image: Image, levels: tuple[float, float] = LEVELS) -> Image:
+    """``image`` stretched to ``levels`` where it is washed out (:func:`levels_gains`), else
+    ``image`` itself."""
+    found = levels_gains(image, levels)
+    return image if found is None else with_levels(image, *found)
 
 
 OVEREXPOSED = 0.2
@@ -228,8 +240,8 @@ POOR_PICTURES = ("over", "washed", "side", "blur")
 """Poor pictures the benchmarks make of a good one (:func:`poorly_taken`), beside the lamps of
 :data:`LAMP_TINTS`: ``over`` over-exposed (x1.6 + 20, clipped), ``washed`` washed out (x0.5 + 100),
 ``side`` lit from one side (x1.1 falling to x0.35 across), ``blur`` out of focus (Gaussian, sigma
-1.5 px).  Of these only ``washed`` is undone before reading (:func:`levels_gains`); the photo
-classifier trained on all four (``train_classifier --light``)."""
+1.5 px).  Of these only ``washed`` is undone before reading (:func:`levels_gains`); a whole-table
+frame over-exposed and read weakly is not judged (``companion.table``)."""
 
 
 def poorly_taken(image: Image, kind: str) -> Image:

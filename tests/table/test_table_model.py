@@ -80,3 +80,29 @@ def test_a_table_under_a_lamp_reads_as_it_does_in_daylight(reader: TableReader, 
     for image in (frame, tinted(frame, lamp)):
         obs = TableReader(layout, reader.recognizer, card=card, variant="mjm").read(image)
         assert {n: obs.zones[n].exposures for n in truth} == truth
+
+
+@pytest.mark.parametrize("seed", [10, 16])
+def test_a_washed_out_table_reads_as_it_does_in_daylight(reader: TableReader, seed: int) -> None:
+    """The benchmark's tables 10 and 16 at 1280x720 washed out (glare, haze, a webcam's raised
+    blacks: ``vision.light.POOR_PICTURES``): kept as they are, two racks of each read wrong; the
+    reader stretches the frame's levels (``vision.light.TABLE_LEVELS``) and reads every rack as it
+    reads the frame in daylight, the truth.  A daylight frame is not stretched."""
+    from companion.rules.card import load_card
+    from scripts.bench_table import REPO, make_scene, table_faces, truth_zones
+    from vision.light import poorly_taken
+    from vision.render import random_view, render_table
+
+    layout, card = table().layout, load_card(REPO / "calibration" / "cards" / "example.mjcard")
+    scene = make_scene(layout, card, TableReader(layout, None, card=card).ctx.tileset, seed)
+    frame = render_table(layout, scene, seed=seed, view=random_view(seed, (1280, 720)),
+                         faces=table_faces("american-synth")).image
+    truth = {n: z.exposures for n, z in truth_zones(layout, scene).items() if z.kind == "rack"}
+    washed = poorly_taken(frame, "washed")
+    live = TableReader(layout, reader.recognizer, card=card, variant="mjm")
+    assert live._without_lamp(frame) is frame
+    for image in (frame, washed):
+        obs = TableReader(layout, reader.recognizer, card=card, variant="mjm").read(image)
+        assert {n: obs.zones[n].exposures for n in truth} == truth
+    kept = TableReader(layout, reader.recognizer, card=card, variant="mjm", lamp=False).read(washed)
+    assert sum(kept.zones[n].exposures != truth[n] for n in truth) >= 2
