@@ -181,7 +181,8 @@ def levels_gains(image: Image, levels: tuple[float, float] = LEVELS) -> tuple[fl
     small = image if s >= 1 else cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
                                             interpolation=cv2.INTER_AREA)
     grey = cv2.cvtColor(np.ascontiguousarray(small), cv2.COLOR_BGR2GRAY)
-    lo, hi = (float(v) for v in np.percentile(grey, (1, 99)))
+    cum = np.bincount(grey.ravel(), minlength=256).cumsum()  # a histogram's levels: cheaper than percentiles
+    lo, hi = (float(np.searchsorted(cum, q * cum[-1])) for q in (0.01, 0.99))
     spread = hi - lo
     if spread >= MIN_SPREAD or spread < 24 or lo < RAISED_BLACK:
         return None
