@@ -44,7 +44,7 @@ from companion.table_types import (
 )
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout, Zone
-from vision.light import OVEREXPOSED, TABLE_LEVELS, clipped_share, unwashed, without_lamp
+from vision.light import OVEREXPOSED, TABLE_LEVELS, clipped_share, without_light
 from vision.types import Detections
 
 __all__ = [
@@ -776,13 +776,13 @@ class TableReader:
 
     def _without_lamp(self, frame: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """``frame`` with a lamp's tint and dimness taken out before its tiles are read
-        (``self.lamp``; :func:`vision.light.without_lamp`).  Twenty-eighth session, 50 tables at
+        (``self.lamp``; :func:`vision.light.without_light`).  Twenty-eighth session, 50 tables at
         1280x720 / 1920x1080, exposures read (97.1 / 100 % in daylight): ``bench_table --lamp
         warm`` (a tungsten tint) 90.3 / 99.1 % kept, 95.0 / 100 % taken out; ``--lamp dim`` 80.6 /
         96.8 % kept, 97.7 / 99.4 % taken out.  A washed-out frame is stretched too
         (:data:`vision.light.TABLE_LEVELS`; twenty-ninth session, 25 tables: 89.3 / 99.4 % kept,
         98.9 / 100 % stretched).  Frames in daylight are left as they are."""
-        return unwashed(without_lamp(frame), TABLE_LEVELS) if self.lamp else frame
+        return without_light(frame, TABLE_LEVELS) if self.lamp else frame
 
     def rectified_zones(self, frame: npt.NDArray[np.uint8], calibration: Calibration,
                         margin_mm: float = 20.0) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float64]]:

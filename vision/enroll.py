@@ -211,10 +211,10 @@ def enroll_image(
     Raises :class:`EnrollError` when the photo does not show the layout.
     """
     from vision.classify import extract_crops
-    from vision.light import unwashed, without_lamp
+    from vision.light import without_light
     from vision.tileset import TileSet, prototypes_from
 
-    image = unwashed(without_lamp(image))  # the set's faces as the recogniser sees them under any lamp or glare
+    image = without_light(image)  # the set's faces as the recogniser sees them under any lamp or glare
     codes = layout_codes(layout)
     quads = sort_into_grid(find_tiles(image, len(codes)), row_lengths(layout))
     crops = extract_crops(image, quads)

@@ -13,7 +13,7 @@ at 1280x720 in a dim room read 80.6 % of exposures, 97.7 % brightened.  A pictur
 range and bright enough is left exactly as it is.
 
 Beside the lamp (twenty-ninth session): a washed-out picture (glare, haze, a webcam's raised
-blacks) has its grey levels stretched (:func:`levels_gains`, :func:`unwashed`), and the share of
+blacks) has its grey levels stretched (:func:`levels_gains`, :func:`without_light`), and the share of
 the tile faces' pixels clipped white says how over-exposed a picture is (:func:`clipped_share`),
 which the table reader heeds; :func:`poorly_taken` makes such pictures for the benchmarks.
 """
@@ -69,15 +69,25 @@ noise: the estimate takes 0.6 ms on a 640x640 photo, 1.3 ms on a 1280x720 frame,
 (taking the tint out, when there is one, 0.7, 1.6 and 5 ms)."""
 
 
-def _white(image: Image) -> npt.NDArray[np.float64] | None:
-    """The colour (B, G, R, 0-255) of ``image``'s brightest unclipped pixels (:data:`TOP_SHARE`),
-    or None when it has too few of them, or they are too dark, to say."""
+def _sample(image: Image) -> Image | None:
+    """``image`` shrunk by area to :data:`SAMPLE_SIDE` pixels long (itself when no longer), or None
+    when it is no colour picture of 4 pixels a side or more."""
     h, w = image.shape[:2]
     if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
         return None
     s = SAMPLE_SIDE / max(h, w)
-    small = image if s >= 1 else cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
-                                            interpolation=cv2.INTER_AREA)
+    if s >= 1:
+        return image
+    return np.asarray(cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
+                                 interpolation=cv2.INTER_AREA), np.uint8)
+
+
+def _white(image: Image) -> npt.NDArray[np.float64] | None:
+    """The colour (B, G, R, 0-255) of ``image``'s brightest unclipped pixels (:data:`TOP_SHARE`),
+    or None when it has too few of them, or they are too dark, to say."""
+    small = _sample(image)
+    if small is None:
+        return None
     b, g, r = cv2.split(np.ascontiguousarray(small))
     lit = cv2.max(cv2.max(b, g), r) < CLIPPED
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -174,12 +184,9 @@ def levels_gains(image: Image, levels: tuple[float, float] = LEVELS) -> tuple[fl
     its blacks raised (:data:`RAISED_BLACK`) (or when it is too small or too flat to say: a blank
     picture is no washed-out photo).  A photo's target is :data:`LEVELS`, a whole-table frame's
     :data:`TABLE_LEVELS`."""
-    h, w = image.shape[:2]
-    if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
+    small = _sample(image)
+    if small is None:
         return None
-    s = SAMPLE_SIDE / max(h, w)
-    small = image if s >= 1 else cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
-                                            interpolation=cv2.INTER_AREA)
     grey = cv2.cvtColor(np.ascontiguousarray(small), cv2.COLOR_BGR2GRAY)
     cum = np.bincount(grey.ravel(), minlength=256).cumsum()  # a histogram's levels: cheaper than percentiles
     lo, hi = (float(np.searchsorted(cum, q * cum[-1])) for q in (0.01, 0.99))
@@ -196,10 +203,17 @@ def with_levels(image: Image, gain: float, offset: float) -> Image:
     return np.asarray(cv2.LUT(np.ascontiguousarray(image), lut), np.uint8)
 
 
-def unwashed(image: Image, levels: tuple[float, float] = LEVELS) -> Image:
-    """``image`` stretched to ``levels`` where it is washed out (:func:`levels_gains`), else
-    ``image`` itself."""
-    found = levels_gains(image, levels)
+def without_light(image: Image, levels: tuple[float, float] = LEVELS) -> Image:
+    """``image`` with its lamp taken out (:func:`lamp_gains`) and, where it is washed out, its grey
+    levels stretched to ``levels`` (:func:`levels_gains`), both measured on one shrunk sample;
+    ``image`` itself when there is nothing to do."""
+    small = _sample(image)
+    if small is None:
+        return image
+    gains = lamp_gains(small)
+    if gains is not None:
+        small, image = with_gains(small, gains), with_gains(image, gains)
+    found = levels_gains(small, levels)
     return image if found is None else with_levels(image, *found)
 
 

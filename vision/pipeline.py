@@ -30,7 +30,7 @@ from vision.detect import (
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
-from vision.light import lamp_gains, levels_gains, unwashed, with_gains, with_levels, without_lamp
+from vision.light import lamp_gains, levels_gains, with_gains, with_levels, without_light
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -329,7 +329,7 @@ class TileRecognizer:
         classified too, as :meth:`detect` does.  The image is not validated here.
         """
         if tile_px is None:
-            det, score = self._read_photo(unwashed(without_lamp(image_bgr)) if self.lamp else image_bgr)
+            det, score = self._read_photo(without_light(image_bgr) if self.lamp else image_bgr)
             return det.quads, score
         _, quads, score, _, _, _ = self._localize(image_bgr, tile_px, None)
         return quads, score

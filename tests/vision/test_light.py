@@ -20,10 +20,10 @@ from vision.light import (
     levels_gains,
     poorly_taken,
     tinted,
-    unwashed,
     white_patch,
     with_levels,
     without_lamp,
+    without_light,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -141,7 +141,7 @@ def test_a_washed_out_photo_is_stretched_back_and_a_good_one_left_alone(name: st
     err = np.abs(back.astype(np.float64) - img).mean()
     assert err < 0.5 * np.abs(washed.astype(np.float64) - img).mean(), err
     assert levels_gains(back) is None  # stretched once, nothing left to stretch
-    assert unwashed(img) is img and np.array_equal(unwashed(washed), back)
+    assert without_light(img) is img and np.array_equal(without_light(washed), back)
     table = levels_gains(washed, (60.0, 220.0))  # a table frame's target: its felt's darks kept
     assert table is not None and table[0] < levels[0]
 
