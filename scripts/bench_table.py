@@ -2,7 +2,7 @@
 
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
                                   [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll] [--misses]
-                                  [--lamp warm|cool|dim] [--keep-tint]
+                                  [--lamp warm|cool|dim] [--keep-tint] [--poor over|washed|side|blur]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -30,7 +30,8 @@ with that set enrolled from one tile of each, as a player would.  The default fa
 ``american-synth``, are the very faces the table classifier trained on: the unseen styles are
 the better guess at a player's own set.  ``--lamp warm`` (or ``cool``, ``dim``) tints every frame as a
 lamp the camera does not correct for would (``vision.light.LAMP_TINTS``); the reader takes the lamp
-out (``vision.light.without_lamp``) unless ``--keep-tint``.
+out (``vision.light.without_lamp``) unless ``--keep-tint``.  ``--poor over`` (or ``washed``,
+``side``, ``blur``) takes every frame as a poor camera does (``vision.light.POOR_PICTURES``).
 """
 
 from __future__ import annotations
@@ -421,7 +422,8 @@ def main() -> int:
                     help="tint every frame as a lamp the camera does not correct for would (vision.light.LAMP_TINTS)")
     ap.add_argument("--poor", choices=POOR_PICTURES, default=None,
                     help="take every frame poorly: over-exposed, washed out, lit from one side or blurred "
-                         "(vision.light.POOR_PICTURES; none of them is taken out before a table is read)")
+                         "(vision.light.POOR_PICTURES; the reader stretches a washed-out frame and does not "
+                         "judge an over-exposed one it reads weakly)")
     ap.add_argument("--keep-tint", action="store_true",
                     help="the reader leaves a lamp's tint in the frames (by default it takes it out: vision.light)")
     args = ap.parse_args()

@@ -26,6 +26,7 @@ from scripts.photos import CLASS_CODES  # class id -> tile code: the one table
 from vision import american
 from vision.artwork import FACE_H, FACE_W, shared_dir
 from vision.classify import CROP_H, CROP_W
+from vision.light import POOR_PICTURES
 
 Image = npt.NDArray[np.uint8]
 
@@ -194,10 +195,10 @@ def _photometric(img: Image, rng: np.random.Generator) -> Image:
     return out
 
 
-BAD_LIGHTS = ("over", "washed", "side", "blur")
-"""What :func:`bad_light` does to a crop, one at a time: the picture conditions that
-``vision.light`` does not take out (it takes out a lamp's tint and a dim room) and that cost the
-most on valid photos done so by hand (twenty-eighth session, docs/recognition.md "Under a lamp")."""
+BAD_LIGHTS = POOR_PICTURES
+"""What :func:`bad_light` does to a crop, one at a time, at random strengths: the poor pictures of
+``vision.light.POOR_PICTURES``, which cost the most on valid photos beside a lamp's tint and a dim
+room (docs/recognition.md "Under a lamp" and "Poor pictures")."""
 
 
 def bad_light(img: Image, rng: np.random.Generator, kind: str | None = None) -> Image:
