@@ -203,18 +203,27 @@ def with_levels(image: Image, gain: float, offset: float) -> Image:
     return np.asarray(cv2.LUT(np.ascontiguousarray(image), lut), np.uint8)
 
 
-def without_light(image: Image, levels: tuple[float, float] = LEVELS) -> Image:
-    """``image`` with its lamp taken out (:func:`lamp_gains`) and, where it is washed out, its grey
-    levels stretched to ``levels`` (:func:`levels_gains`), both measured on one shrunk sample;
-    ``image`` itself when there is nothing to do."""
+def light_corrections(
+    image: Image, levels: tuple[float, float] | None = LEVELS
+) -> tuple[Image, npt.NDArray[np.float64] | None, tuple[float, float] | None]:
+    """``(image corrected, lamp gains or None, (gain, offset) of the stretch or None)``: its lamp
+    taken out (:func:`lamp_gains`) and, where it is washed out, its grey levels stretched to
+    ``levels`` (:func:`levels_gains`; None: never), both measured on one shrunk sample; the image
+    is ``image`` itself when there is nothing to do."""
     small = _sample(image)
     if small is None:
-        return image
+        return image, None, None
     gains = lamp_gains(small)
     if gains is not None:
         small, image = with_gains(small, gains), with_gains(image, gains)
-    found = levels_gains(small, levels)
-    return image if found is None else with_levels(image, *found)
+    found = None if levels is None else levels_gains(small, levels)
+    return (image if found is None else with_levels(image, *found)), gains, found
+
+
+def without_light(image: Image, levels: tuple[float, float] = LEVELS) -> Image:
+    """``image`` with its lamp taken out and, where it is washed out, its levels stretched to
+    ``levels`` (:func:`light_corrections`); ``image`` itself when there is nothing to do."""
+    return light_corrections(image, levels)[0]
 
 
 OVEREXPOSED = 0.2
@@ -222,8 +231,8 @@ OVEREXPOSED = 0.2
 :data:`CLIPPED` or above) is over-exposed (:func:`clipped_share`): a lamp's glare, or a camera
 exposing for the dark felt, has burnt the faces' ivory to white and their print's edges with it.
 Over the valid photos' tiles the share is at most 0.005 (median 0); over rendered tables in
-daylight at most 0.036 (six tables at 1280x720 and 1920x1080 of every artwork style and five
-American sets); over-exposed as :data:`POOR_PICTURES` ``over`` does, tables at 1280x720 0.27-0.56
+daylight at most 0.036 (six tables at 1280x720 and 1920x1080 of each of eight artwork styles, four
+American sets and the Noto and Symbola glyphs); over-exposed as :data:`POOR_PICTURES` ``over`` does, tables at 1280x720 0.27-0.56
 (median 0.42), every third valid photo 0.22-0.69 (twenty-ninth session)."""
 
 

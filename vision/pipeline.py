@@ -30,7 +30,7 @@ from vision.detect import (
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
-from vision.light import lamp_gains, levels_gains, with_gains, with_levels, without_light
+from vision.light import LEVELS, light_corrections, without_light
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -230,12 +230,9 @@ class TileRecognizer:
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
-        gains = lamp_gains(img) if self.lamp else None
-        if gains is not None:
-            img = with_gains(img, gains)
-        levels = levels_gains(img) if self.lamp and tile_px is None else None
-        if levels is not None:  # a washed-out photo (never a table frame: vision.light.levels_gains)
-            img = with_levels(img, *levels)
+        gains, levels = None, None
+        if self.lamp:  # a washed-out photo is stretched too, never a table frame (its own target)
+            img, gains, levels = light_corrections(img, LEVELS if tile_px is None else None)
         if tile_px is None:
             out, objectness = self._read_photo(img)
             if self.min_score > 0 and len(out):

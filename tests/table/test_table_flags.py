@@ -383,4 +383,3 @@ def test_an_overexposed_frame_read_weakly_is_not_judged_but_sure_white_faces_are
     assert not [f for f in obs.flags if f.kind in ("wrong_rack", "tile_count", "joker")]
     why = next(f for f in obs.flags if f.kind == "unreadable" and f.zone == "P1-A")
     assert why.cause == "picture" and "over-exposed" in why.message and "exposure" in why.message
-    assert obs.mahjong == {name: None for name in obs.mahjong}

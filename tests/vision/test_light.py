@@ -25,6 +25,7 @@ from vision.light import (
     without_lamp,
     without_light,
 )
+from vision.pipeline import TileRecognizer
 
 DATA = Path(__file__).parent / "data"
 PHOTOS = ["photo1.jpg", "photo2.jpg", "photo3.jpg", "photo4.jpg"]
@@ -110,18 +111,22 @@ def test_an_unknown_lamp_is_named() -> None:
         tinted(np.zeros((4, 4, 3), np.uint8), "sodium")
 
 
-def test_the_recogniser_reports_the_factors_it_applied() -> None:
-    from vision.pipeline import TileRecognizer
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
-    models = Path(__file__).resolve().parents[2] / "models"
-    if not (models / "classifier.onnx").is_file():
+
+@pytest.fixture(scope="module")
+def rec() -> TileRecognizer:
+    if not (MODELS / "classifier.onnx").is_file():
         pytest.skip("classifier model not committed yet")
-    rec = TileRecognizer(models)
+    return TileRecognizer(MODELS)
+
+
+def test_the_recogniser_reports_the_factors_it_applied(rec: TileRecognizer) -> None:
     img = load_image(DATA / "photo1.jpg")
     assert "lamp_gains" not in rec.detect(img).meta
     d = rec.detect(tinted(img, "warm"))
     assert d.meta["lamp_gains"][0] > 1.3 and len(d) == len(rec.detect(img))
-    kept = TileRecognizer(models, lamp=False).detect(tinted(img, "warm"))
+    kept = TileRecognizer(MODELS, lamp=False).detect(tinted(img, "warm"))
     assert "lamp_gains" not in kept.meta
     # read as tinted, not with the tint taken out all the same
     assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)
@@ -162,20 +167,14 @@ def test_an_unknown_poor_picture_is_named() -> None:
         poorly_taken(np.zeros((4, 4, 3), np.uint8), "fog")
 
 
-def test_the_recogniser_stretches_a_washed_out_photo_but_never_a_table_frame() -> None:
-    from vision.pipeline import TileRecognizer
-
-    models = Path(__file__).resolve().parents[2] / "models"
-    if not (models / "classifier.onnx").is_file():
-        pytest.skip("classifier model not committed yet")
-    rec = TileRecognizer(models)
+def test_the_recogniser_stretches_a_washed_out_photo_but_never_a_table_frame(rec: TileRecognizer) -> None:
     img = load_image(DATA / "photo2.jpg")
     washed = poorly_taken(img, "washed")
     assert "levels" not in rec.detect(img).meta
     d = rec.detect(washed)
     assert d.meta["levels"][0] > 1.5
     assert sorted(map(str, d.codes)) == sorted(map(str, rec.detect(img).codes))
-    kept = TileRecognizer(models, lamp=False).detect(washed)
+    kept = TileRecognizer(MODELS, lamp=False).detect(washed)
     assert "levels" not in kept.meta
     assert kept.probs.shape != d.probs.shape or not np.allclose(kept.probs, d.probs, atol=1e-3)
     assert "levels" not in rec.detect(washed, tile_px=60.0).meta  # the table reader's path
