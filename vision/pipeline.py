@@ -227,6 +227,8 @@ class TileRecognizer:
         first (``lamp``); ``meta['lamp_gains']`` then holds the factors applied to B, G and R.
         A washed-out photo's grey levels are stretched too (``lamp``, photos only:
         :func:`vision.light.levels_gains`); ``meta['levels']`` then holds ``[gain, offset]``.
+        Every box lies within the image (:func:`clip_boxes`): a tile the picture's edge cuts is
+        boxed as far as it is seen, as photo labels box it, while its quad keeps the whole tile.
         """
         t0 = time.perf_counter()
         img = check_image(image_bgr, name)
@@ -241,6 +243,8 @@ class TileRecognizer:
                 out = replace(out, boxes=scale_boxes(out.boxes, PHOTO_BOX_SCALE))
         else:
             out, _ = self._read_at(img, tile_px, None)
+        if len(out):  # a tile the picture's edge cuts is boxed where it is seen; its quad stays whole
+            out = replace(out, boxes=clip_boxes(out.boxes, img.shape))
         if gains is not None:
             out.meta["lamp_gains"] = [round(float(g), 3) for g in gains]
         if levels is not None:
@@ -497,6 +501,14 @@ def scale_boxes(boxes: npt.NDArray[np.float32], scale: float) -> npt.NDArray[np.
     b = np.asarray(boxes, np.float32).reshape(-1, 4)
     centre, half = (b[:, :2] + b[:, 2:]) / 2, (b[:, 2:] - b[:, :2]) / 2 * scale
     return np.concatenate([centre - half, centre + half], axis=1).astype(np.float32)
+
+
+def clip_boxes(boxes: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
+    """Axis-aligned ``x1, y1, x2, y2`` boxes (N, 4) clipped to an image of ``shape`` (``h, w, ...``)."""
+    b = np.asarray(boxes, np.float32).reshape(-1, 4).copy()
+    b[:, 0::2] = b[:, 0::2].clip(0, shape[1])
+    b[:, 1::2] = b[:, 1::2].clip(0, shape[0])
+    return b
 
 
 def squeeze_of(quads: npt.NDArray[np.float32]) -> tuple[float, int]:
