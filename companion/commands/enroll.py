@@ -82,16 +82,20 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
     meta = {
+        **tileset.meta,  # turned_degrees: the photo was read turned upright
         "photo": str(photo),
         "classifier_sha256": sha256_of(clf.path),
         "base_agreement": round(agree, 3),
     }
     folder = save_tileset(replace(tileset, meta=meta), crops, root)
     print(f"enrolled {len(tileset.codes)} tiles as {name!r} in {folder}")
+    if tileset.meta.get("turned_degrees"):
+        print(f"the photo was taken turned: read turned by {tileset.meta['turned_degrees']} degrees"
+              " (counter-clockwise), where its tiles form the layout's rows")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print(
-            "warning: few tiles read as laid out; check the order and that the photo is not upside down"
+            "warning: few tiles read as laid out; check that the tiles lie in the sheet's order"
         )
     return folder
 

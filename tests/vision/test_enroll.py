@@ -16,6 +16,7 @@ from vision.enroll import (
     TABLE_SMALL,
     EnrollError,
     augment_crops,
+    find_tiles,
     grid_photo,
     layout_codes,
     row_lengths,
@@ -79,6 +80,35 @@ def test_enroll_round_trip_on_a_synthetic_grid_photo(tmp_path: Path) -> None:
     right = sum(a == b for a, b in zip(res.codes, truth, strict=True))
     assert right >= 40, [(a, b) for a, b in zip(res.codes, truth, strict=True) if a != b]
     assert right > sum(a == b for a, b in zip(base.codes, truth, strict=True))
+
+
+@pytest.mark.parametrize("turn", [1, 2, 3])
+def test_a_photo_taken_upside_down_or_sideways_enrolls_as_taken_upright(
+    tmp_path: Path, turn: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same laid-out set photographed a quarter, a half and three quarters turned (a phone
+    held the wrong way, no orientation tag): its tiles form the layout's rows only turned back, so
+    it is enrolled turned back, and its prototypes are those of the photo taken upright."""
+    from vision.enroll import enroll_image, upright_grids
+
+    _, image, _ = _holdout_grid(tmp_path)
+    clf = TileClassifier(MODEL)
+    upright, _, agree = enroll_image(image, "chinese", clf, "upright")
+    turned_image = np.ascontiguousarray(np.rot90(image, turn))
+    with pytest.raises(EnrollError, match="rows|expected"):  # as taken, it is not the layout
+        sort_into_grid(find_tiles(turned_image, 42), row_lengths("chinese"))
+    assert [t for t, _ in upright_grids(turned_image, "chinese")] == [(4 - turn) % 4]
+    ts, _, agree_turned = enroll_image(turned_image, "chinese", clf, "turned")
+    assert ts.meta == {"turned_degrees": 90 * ((4 - turn) % 4)} and upright.meta == {}
+    cos = np.sum(ts.embeddings * upright.embeddings, axis=1)
+    assert cos.min() > 0.9 and agree_turned == pytest.approx(agree, abs=0.05)
+    photo = tmp_path / "turned.png"
+    cv2.imwrite(str(photo), turned_image)
+    root = tmp_path / "sets"
+    args = ["enroll", "--name", "turned", str(photo), "--layout", "chinese", "--root", str(root)]
+    assert main([*args, "--model", str(MODEL)]) == 0
+    assert f"read turned by {90 * ((4 - turn) % 4)} degrees" in capsys.readouterr().out
+    assert load_tileset("turned", root).meta["turned_degrees"] == 90 * ((4 - turn) % 4)
 
 
 def test_blank_photo_is_refused_with_exit_code_3(
