@@ -112,8 +112,23 @@ def _upright_quad(pts: npt.NDArray[np.float32]) -> FloatArray:
     return q.astype(np.float32)
 
 
+def size_spread(quads: FloatArray) -> float:
+    """How unlike in size quads are: the coefficient of variation of their areas (0 when alike;
+    the tiles of one set are all one size)."""
+    from vision.detect import quad_params
+
+    p = quad_params(np.asarray(quads, np.float32).reshape(-1, 4, 2))
+    area = p[:, 2] * p[:, 3]
+    return float(np.std(area) / max(float(np.mean(area)), 1e-6)) if len(area) else 0.0
+
+
 def find_tiles(image: Image, expected: int, localizer_path: Path | None = None) -> FloatArray:
-    """Quads of the tiles in an enrollment photo; raises :class:`EnrollError` on a wrong count."""
+    """Quads of the tiles in an enrollment photo; raises :class:`EnrollError` on a wrong count.
+
+    The localiser and the contours each look; of those that find ``expected`` tiles, the one whose
+    quads are likest in size (:func:`size_spread`) is kept: on plain cloth the contours outline
+    each tile exactly, while the localiser's sizes can wander (a layout photographed 8 degrees
+    turned: short sides 40-70 px against 62 px), and on a busy cloth the contours miscount."""
     tried: list[str] = []
     path = localizer_path or REPO / "models" / "localizer.onnx"
     candidates: list[tuple[str, FloatArray]] = []
@@ -128,16 +143,36 @@ def find_tiles(image: Image, expected: int, localizer_path: Path | None = None) 
         except (ImportError, ValueError) as exc:
             tried.append(f"localizer failed ({exc})")
     candidates.append(("contours", contour_quads(image)))
-    for name, quads in candidates:
-        if len(quads) == expected:
-            return quads
-        tried.append(f"{name} found {len(quads)}")
+    counted = [quads for _, quads in candidates if len(quads) == expected]
+    if counted:
+        return min(counted, key=size_spread)  # the localiser's on a tie
+    tried += [f"{name} found {len(quads)}" for name, quads in candidates]
     raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}")
 
 
+def layout_tilt(centres: FloatArray) -> float:
+    """The angle (radians, within +-45 degrees of the image's x axis) at which a laid-out grid's
+    rows run: the median direction from each tile to its nearest neighbour (mostly the next in its
+    row, tiles being taller than wide; a neighbour in its column gives the same angle a quarter
+    turn round).  0 for fewer than three tiles."""
+    c = np.asarray(centres, np.float64).reshape(-1, 2)
+    if len(c) < 3:
+        return 0.0
+    d = np.linalg.norm(c[:, None] - c[None], axis=2)
+    np.fill_diagonal(d, np.inf)
+    v = c[np.argmin(d, axis=1)] - c
+    ang = np.arctan2(v[:, 1], v[:, 0])
+    ang = (ang + np.pi / 4) % (np.pi / 2) - np.pi / 4  # rows and columns alike, either way round
+    return float(np.median(ang))
+
+
 def sort_into_grid(quads: FloatArray, rows: list[int]) -> FloatArray:
-    """Order quads row by row (top to bottom), left to right; the row sizes must match."""
-    centres = quads.mean(axis=1)
+    """Order quads row by row (top to bottom), left to right; the row sizes must match.  A layout
+    lying askew (or photographed with the phone turned a little) is ordered along its own rows
+    (:func:`layout_tilt`)."""
+    tilt = layout_tilt(quads.mean(axis=1))
+    turn = np.array([[np.cos(tilt), np.sin(tilt)], [-np.sin(tilt), np.cos(tilt)]])
+    centres = (quads.mean(axis=1) - quads.mean(axis=(0, 1))) @ turn.T  # rows made level
     order = np.argsort(centres[:, 1])
     heights = np.array([np.linalg.norm(q[3] - q[0]) for q in quads])
     gap = 0.5 * float(np.median(heights))

@@ -111,6 +111,48 @@ def test_a_photo_taken_upside_down_or_sideways_enrolls_as_taken_upright(
     assert load_tileset("turned", root).meta["turned_degrees"] == 90 * ((4 - turn) % 4)
 
 
+def _turned_by(image: np.ndarray, degrees: float) -> np.ndarray:
+    """The photo turned by ``degrees`` counter-clockwise on a canvas that holds all of it, the
+    cloth's colour around it (a layout laid askew, or a phone held a little turned)."""
+    h, w = image.shape[:2]
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    cos, sin = abs(m[0, 0]), abs(m[0, 1])
+    size = (int(h * sin + w * cos), int(h * cos + w * sin))
+    m[:, 2] += np.array(size) / 2 - np.array([w, h]) / 2
+    return cv2.warpAffine(image, m, size, borderValue=tuple(int(v) for v in image[2, 2]))
+
+
+@pytest.mark.parametrize("degrees", [8.0, 12.0, -20.0, 35.0])
+def test_a_layout_lying_askew_enrolls_along_its_own_rows(tmp_path: Path, degrees: float) -> None:
+    """Tiles laid out askew (or a phone held a little turned): ordered along their own rows, each
+    tile's prototype is that of the same tile photographed level.  (At 8 degrees the localiser
+    finds the 42 tiles with sizes that wander; the contours, which outline each exactly on plain
+    cloth, are kept.)"""
+    from vision.enroll import enroll_image, layout_tilt
+
+    _, image, quads = _holdout_grid(tmp_path)
+    clf = TileClassifier(MODEL)
+    level, _, _ = enroll_image(image, "chinese", clf, "level")
+    askew = _turned_by(image, degrees)
+    ts, _, _ = enroll_image(askew, "chinese", clf, "askew")
+    assert ts.meta == {}
+    assert np.sum(ts.embeddings * level.embeddings, axis=1).min() > 0.95
+    assert abs(np.degrees(layout_tilt(quads.mean(axis=1)))) < 2.0
+    found = find_tiles(askew, 42)
+    assert abs(np.degrees(layout_tilt(found.mean(axis=1))) + degrees) < 2.0  # image y points down
+
+
+def test_layout_tilt_follows_the_rows_either_way() -> None:
+    from vision.enroll import layout_tilt
+
+    grid = np.array([[x * 80.0, y * 110.0] for y in range(3) for x in range(5)])
+    for deg in (0.0, 10.0, -25.0, 40.0):
+        t = np.radians(deg)
+        turned = grid @ np.array([[np.cos(t), np.sin(t)], [-np.sin(t), np.cos(t)]])
+        assert np.degrees(layout_tilt(turned)) == pytest.approx(deg, abs=0.01)
+    assert layout_tilt(grid[:2]) == 0.0
+
+
 def test_blank_photo_is_refused_with_exit_code_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
