@@ -304,7 +304,7 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     digest = _pipeline_digest()
     path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
     if not path.is_file():
-        rec = TileRecognizer(threads=2)
+        rec = TileRecognizer(models_dir(), threads=2)
         crops, labels = [], []
         for s in load_split(split):
             if drop_loose and loose_boxes(s.boxes):
@@ -326,15 +326,29 @@ def _pipeline_digest() -> str:
 
     from vision import detect, pipeline
 
-    h = hashlib.sha256((pipeline.REPO / "models" / "localizer.onnx").read_bytes())
+    h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
     h.update(repr((pipeline.PHOTO_SCALES, pipeline.READS_WELL, pipeline.MIN_SCORE)).encode())
     # the seventh session's unsqueezing and angle refinement change the quads too
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
-    h.update((pipeline.REPO / "models" / "classifier.onnx.sha256").read_bytes())
+    h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]
+
+
+TRAIN_MODELS_ENV = "COMPANION_TRAIN_MODELS"
+"""The models folder the localised crops are cut with, when set (``scripts/train_all.py`` sets it
+to the chain's own folder, so that a run cuts its crops with the files the runs before it made,
+as the chain's runs did); else the repository's ``models/``."""
+
+
+def models_dir() -> Path:
+    """The models folder the localised crops are cut with (:data:`TRAIN_MODELS_ENV`)."""
+    from vision import pipeline
+
+    env = os.environ.get(TRAIN_MODELS_ENV)
+    return Path(env) if env else pipeline.REPO / "models"
 
 
 def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tuple[Image, npt.NDArray[np.int64]]:
@@ -351,7 +365,7 @@ def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tupl
 
     path = cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}_{_pipeline_digest()}.npz")
     if not path.is_file():
-        rec = TileRecognizer(threads=2)
+        rec = TileRecognizer(models_dir(), threads=2)
         rng = np.random.default_rng(seed)
         plain = SceneMaker(seed=seed)
         am = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000)) if american > 0 else plain

@@ -52,13 +52,19 @@ def quantize_classifier(src: Path, out: Path, crops: npt.NDArray[np.uint8], note
     return digest
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``scripts/train_all.py`` checks its plan's steps against it)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", type=Path, default=REPO / "models" / "classifier.onnx")
     ap.add_argument("--out", type=Path, default=REPO / "models" / "classifier-int8.onnx")
     ap.add_argument("--calibration", type=int, default=2048, help="train tiles to calibrate on")
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
     if args.out.resolve() == args.src.resolve():
         ap.error("--out must not be --src: the float file stays the master")
     from scripts.crops import localised_photo_crops

@@ -481,7 +481,8 @@ def run_epoch(
             )
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``scripts/train_all.py`` checks its plan's steps against it)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--seed", type=int, default=7)
@@ -542,7 +543,11 @@ def main() -> None:
     p.add_argument("--run-dir", default="runs/classifier")
     p.add_argument("--out", default="models", help="where to export the ONNX model")
     p.add_argument("--export-only", action="store_true")
-    args = p.parse_args()
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     if args.extra_blocks is None:  # as the weights it starts from have
         last = REPO / args.run_dir / "last.pt"
         start = args.init or (last if (args.export_only or args.resume) and last.is_file() else None)
