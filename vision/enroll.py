@@ -7,8 +7,9 @@ Layouts (row by row, left to right, as the player sees the tiles upright):
 * ``chinese`` (42 tiles): ``1B..9B`` / ``1C..9C`` / ``1D..9D`` / ``E S W N RD GD WD`` /
   ``FL1..FL4 SE1..SE4``.
 
-:func:`find_tiles` locates the tiles (the localiser when ``models/localizer.onnx`` is present,
-else contours on a plain background), :func:`sort_into_grid` orders them into the layout (at
+:func:`find_tiles` locates the tiles (the localiser when ``models/localizer.onnx`` is present
+and contours on a plain background both look; the likest-sized find is kept),
+:func:`sort_into_grid` orders them into the layout along its own rows (:func:`layout_tilt`; at
 whichever quarter turn of the photo they form its rows, :func:`upright_grids`),
 :func:`layout_sheet_svg` draws the printable sheet and :func:`grid_photo` a synthetic photo of a
 laid-out set (for tests and the held-out-style benchmark).
@@ -272,8 +273,8 @@ TURNS = (0, 2, 1, 3)
 """Quarter turns (counter-clockwise, :func:`numpy.rot90`) an enrollment photo is tried at, the
 photo as taken first: one taken upside down, or sideways by a phone that wrote no orientation tag,
 is read turned upright.  A layout's rows tell the turns apart (American 9-9-9-10, Chinese
-9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round 4 or 5 tiles a
-row); where two turns fit, the one whose tiles the base classifier reads more often as laid out
+9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round in rows of at
+most 5 tiles); where two turns fit, the one whose tiles the base classifier reads more often as laid out
 is kept."""
 
 
