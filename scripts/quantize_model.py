@@ -59,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", type=Path, default=REPO / "models" / "classifier-int8.onnx")
     ap.add_argument("--calibration", type=int, default=2048, help="train tiles to calibrate on")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--labelled", action="store_true",
+                    help="calibrate on train tiles cut at their labelled boxes, not where the photo localiser "
+                         "puts them (for a localiser that finds nothing yet: scripts/train_all.py --smoke)")
     return ap
 
 
@@ -67,12 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.out.resolve() == args.src.resolve():
         ap.error("--out must not be --src: the float file stays the master")
-    from scripts.crops import localised_photo_crops
+    from scripts.crops import cached_photo_patches, jitter_patch, localised_photo_crops
 
-    x, _ = localised_photo_crops("train")
+    if args.labelled:
+        patches, _, _ = cached_photo_patches("train")
+        x = np.stack([jitter_patch(p, np.random.default_rng(0), 0.0) for p in patches])
+    else:
+        x, _ = localised_photo_crops("train")
+    if len(x) == 0:
+        ap.error("the photo localiser found no train tile to calibrate on (--labelled cuts them at their labels)")
     pick = np.sort(np.random.default_rng(args.seed).choice(len(x), min(args.calibration, len(x)), replace=False))
+    kind = "labelled" if args.labelled else "localised"
     digest = quantize_classifier(args.src, args.out, np.asarray(x[pick]),
-                                 {"calibration_seed": args.seed, "calibration_set": "tiles-photos-v4/train, localised"})
+                                 {"calibration_seed": args.seed, "calibration_set": f"tiles-photos-v4/train, {kind}"})
     print(f"wrote {args.out} (sha256 {digest}) from {args.src}, calibrated on {len(pick)} train tiles")
     return 0
 
