@@ -88,10 +88,27 @@ def _clf(step_id: str, line: str, makes: str = "", note: str = "") -> Step:
     return Step(step_id, CLF, tuple(line.split()), makes, note)
 
 
+def recipe_stages(out: Path, export: Path, seed: int) -> list[list[str]]:
+    """The command lines of the photo localiser's recipe (``train_localizer.py --recipe``, which
+    runs them; :data:`PLAN` runs them as steps of its own): three stages, each into
+    ``OUT/stageN``, the last exported to ``export``."""
+    synth = ["--synth", "0.25"]
+    stages = [
+        ["--epochs", "12", "--stop-epoch", "7", "--band", "0"],
+        ["--epochs", "11", *synth],
+        ["--epochs", "4", "--lr", "1e-3", *synth],
+    ]
+    lines = []
+    for i, extra in enumerate(stages, 1):
+        dest = export if i == len(stages) else out / f"stage{i}" / "localizer.onnx"
+        init = ["--init", str(out / f"stage{i - 1}" / "last.pt")] if i > 1 else []
+        argv = [*extra, *init, "--seed", str(seed + i - 1), "--out", str(out / f"stage{i}")]
+        lines.append([*argv, "--export", str(dest)])
+    return lines
+
+
 def _recipe() -> list[Step]:
     """The photo localiser's three stages (``train_localizer.py --recipe --seed 1``) as steps."""
-    from scripts.train_localizer import recipe_stages
-
     lines = recipe_stages(Path("{runs}/loc"), Path("{models}/localizer.onnx"), 1)
     return [Step(f"L1.{i}", LOC, tuple([*argv, "--threads", "1"]), "localizer.onnx" if i == 3 else "",
                  f"MODEL_CARD.md 'Localiser', Training: --recipe, stage {i}")

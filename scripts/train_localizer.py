@@ -536,26 +536,10 @@ def recipe(args: argparse.Namespace) -> None:
     synthetic scenes (11 epochs); stage 3: the same at lr 1e-3 (4 epochs).  Each stage starts
     from the previous one and resumes from its own checkpoint.  (A fourth stage at lr 5e-4 was
     tried and measured no better: boxes-only F1 0.912 against 0.913.)"""
+    from scripts.train_all import recipe_stages  # the stages' one definition (torch-free)
+
     for argv in recipe_stages(args.out, args.export, args.seed):
         train(parse_args(argv))
-
-
-def recipe_stages(out: Path, export: Path, seed: int) -> list[list[str]]:
-    """The command lines of :func:`recipe`'s three stages (``scripts/train_all.py`` runs them as
-    steps of its own): each into ``OUT/stageN``, the last exported to ``export``."""
-    synth = ["--synth", "0.25"]
-    stages = [
-        ["--epochs", "12", "--stop-epoch", "7", "--band", "0"],
-        ["--epochs", "11", *synth],
-        ["--epochs", "4", "--lr", "1e-3", *synth],
-    ]
-    lines = []
-    for i, extra in enumerate(stages, 1):
-        dest = export if i == len(stages) else out / f"stage{i}" / "localizer.onnx"
-        init = ["--init", str(out / f"stage{i - 1}" / "last.pt")] if i > 1 else []
-        argv = [*extra, *init, "--seed", str(seed + i - 1), "--out", str(out / f"stage{i}")]
-        lines.append([*argv, "--export", str(dest)])
-    return lines
 
 
 def main() -> None:

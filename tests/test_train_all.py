@@ -2,8 +2,8 @@
 
 The plan is checked against the training scripts' own command lines (a renamed or mistyped flag
 fails) and against its own order (a step that reads what no earlier step wrote fails), for the
-real runs and the smoke runs alike.  The scripts import torch, so everything runs in a
-subprocess (nothing under tests/ imports torch); the chain itself takes about ten hours and is
+real runs and the smoke runs alike.  The training scripts import torch, so the check runs in a
+subprocess (nothing under tests/ imports torch), as does the plan, which needs none; the chain itself takes about ten hours and is
 not run here (`--smoke` runs it at a batch or two a run: docs/recognition.md, "Train it").
 """
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 COMMITTED = ("localizer.onnx", "localizer-table.onnx", "classifier.onnx", "classifier-table.onnx",
              "classifier-table-check.onnx", "classifier-int8.onnx")
 
-pytestmark = pytest.mark.skipif(
+needs_torch = pytest.mark.skipif(  # the check reads the training scripts' own command lines
     importlib.util.find_spec("torch") is None, reason="torch is not installed (pip install -e '.[train]')"
 )
 
@@ -34,6 +34,7 @@ def _script(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
+@needs_torch
 def test_the_plan_passes_its_check_and_makes_every_committed_file() -> None:
     out = _script("--check")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -41,6 +42,7 @@ def test_the_plan_passes_its_check_and_makes_every_committed_file() -> None:
     assert sorted(p.name for p in (REPO / "models").glob("*.onnx")) == sorted(COMMITTED)
 
 
+@needs_torch
 def test_the_check_finds_a_mistyped_flag_a_step_out_of_order_and_a_file_never_made() -> None:
     code = """
 from dataclasses import replace
