@@ -177,9 +177,8 @@ PLAN: tuple[Step, ...] = (
     Step("R1", COPY, ("{models}/classifier.onnx", "{models}/classifier-table.onnx"), "classifier-table.onnx",
          "eighth session: the fifth session's classifier kept as the table classifier"),
     _clf("C16", "--init {models}/classifier-table.onnx --epochs 4 --lr 2e-4 --seed 22 --synth-seed 9 "
-         f"--synth-per-class 500 --boost {BOOST_S10} --extra-table 1017:150:0.7,1018:250:0.7,1019:250:0.7,"
-         "1021:150:0.7 --table-val 1022:150:0.7 --photo-repeat 3 --drop-loose --localised-crops 2 "
-         "--scene-crops 2000:0.5 --threads 1 --run-dir {runs}/clf_s14 --out {runs}/clf_s14/export",
+         f"--synth-per-class 500 --boost {BOOST_S10} --extra-table {OLD_POOLS} --table-val 1022:150:0.7 "
+         "--photo-repeat 3 --drop-loose --localised-crops 2 --scene-crops 2000:0.5 --threads 1 --run-dir {runs}/clf_s14 --out {runs}/clf_s14/export",
          note="eighth session: tiles cut from synthetic scenes where the photo localiser puts them"),
     _clf("C17", "--init {runs}/clf_s14/last.pt --epochs 2 --lr 1.5e-4 --seed 22 --synth-seed 9 "
          f"--synth-per-class 500 --boost {BOOST_S10} --extra-table 23:1200:0.7,{OLD_POOLS} "
@@ -236,13 +235,22 @@ COMMITTED = ("localizer.onnx", "localizer-table.onnx", "classifier.onnx", "class
              "classifier-table-check.onnx", "classifier-int8.onnx")
 
 
+def _sources(step: Step) -> list[str]:
+    """The paths a step starts from: its ``--init`` or ``--src``, or a copy's source."""
+    found = [step.args[step.args.index(f) + 1] for f in ("--init", "--src") if f in step.args]
+    return found + ([step.args[0]] if step.script == COPY else [])
+
+
+def _model_name(path: str) -> str:
+    """``NAME.onnx`` for a path in the chain's models folder (``{models}/NAME.onnx``), else ''."""
+    m = re.fullmatch(r"\{models\}/([\w.-]+\.onnx)", path)
+    return m.group(1) if m else ""
+
+
 def _reads(step: Step) -> set[str]:
     """The chain's models a step reads: an ``--init``/``--src`` or a copy's source in the models
     folder, and, for a run that cuts localised crops, the photo localiser and classifier."""
-    names = set(re.findall(r"\{models\}/([\w.-]+\.onnx)", step.args[0])) if step.script == COPY else set()
-    for flag in ("--init", "--src"):
-        if flag in step.args:
-            names |= set(re.findall(r"\{models\}/([\w.-]+\.onnx)", step.args[step.args.index(flag) + 1]))
+    names = {_model_name(p) for p in _sources(step)} - {""}
     if any(a in step.args for a in ("--localised-crops", "--scene-crops")) or step.script == QUANT:
         names |= {"localizer.onnx", "classifier.onnx"}
     return names
@@ -267,9 +275,7 @@ def needed(only: str | None) -> list[Step]:
         if writes_models:
             want.discard(step.makes)
         want |= _reads(step)
-        sources = [step.args[step.args.index(f) + 1] for f in ("--init", "--src") if f in step.args]
-        sources += [step.args[0]] if step.script == COPY else []
-        runs_wanted |= {_folder(p) for p in sources} - {""}
+        runs_wanted |= {_folder(p) for p in _sources(step)} - {""}
     return [s for s in PLAN if s.id in keep]
 
 
@@ -414,7 +420,7 @@ def _outputs(step: Step) -> tuple[set[str], set[str]]:
         out = value("--out")
         dests.append(f"{out}/classifier.onnx" if out.startswith("{models}") else out)
     folders = {_folder(d) for d in dests} - {""}
-    models = {m.group(1) for d in dests if (m := re.match(r"\{models\}/([\w.-]+\.onnx)$", d))}
+    models = {_model_name(d) for d in dests} - {""}
     return folders, models
 
 
@@ -429,14 +435,11 @@ def check(plan: tuple[Step, ...] | list[Step] = PLAN) -> list[str]:
             why = _parse(step, resolved(replace(step, args=tuple(args)), Path("/tmp/out"), 0, False))
             if why:
                 problems.append(f"{step.id}: {why}")
-        sources = [step.args[step.args.index(f) + 1] for f in ("--init", "--src") if f in step.args]
-        sources += [step.args[0]] if step.script == COPY else []
-        for src in sources:
-            folder = _folder(src)
-            name = re.match(r"\{models\}/([\w.-]+\.onnx)$", src)
+        for src in _sources(step):
+            folder, name = _folder(src), _model_name(src)
             if folder and folder not in folders:
                 problems.append(f"{step.id} reads {src}, which no step before it writes")
-            if name and name.group(1) not in models:
+            if name and name not in models:
                 problems.append(f"{step.id} reads {src}, which no step before it makes")
         for name in sorted(_reads(step) - models):
             problems.append(f"{step.id} cuts crops with {{models}}/{name}, which no step before it makes")
