@@ -10,7 +10,7 @@ Layouts (row by row, left to right, as the player sees the tiles upright):
 :func:`find_tiles` locates the tiles (the localiser when ``models/localizer.onnx`` is present
 and contours on a plain background both look; the likest-sized find is kept),
 :func:`sort_into_grid` orders them into the layout along its own rows (:func:`layout_tilt`; at
-whichever quarter turn of the photo they form its rows, :func:`upright_grids`),
+whichever quarter turn of the photo they form its rows, :func:`upright_grid`),
 :func:`layout_sheet_svg` draws the printable sheet and :func:`grid_photo` a synthetic photo of a
 laid-out set (for tests and the held-out-style benchmark).
 """
@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from vision.classify import Classified, TileClassifier
+    from vision.classify import TileClassifier
     from vision.tileset import TileSet
 
 Image = npt.NDArray[np.uint8]
@@ -252,17 +252,12 @@ def enroll_image(
 
     image = without_light(image)  # the set's faces as the recogniser sees them under any lamp or glare
     codes = layout_codes(layout)
-    best: tuple[float, int, Image, Classified] | None = None
-    for turn, crops in upright_grids(image, layout):
-        res = clf.run(crops)
-        agree = float(np.mean([
-            a == b or (b == "F" and a[:2] in ("FL", "SE"))
-            for a, b in zip(res.codes, codes, strict=True)
-        ]))
-        if best is None or agree > best[0]:  # the photo as taken wins a tie
-            best = (agree, turn, crops, res)
-    assert best is not None  # upright_grids raises when no turn fits
-    agree, turn, crops, res = best
+    turn, crops = upright_grid(image, layout)
+    res = clf.run(crops)
+    agree = float(np.mean([
+        a == b or (b == "F" and a[:2] in ("FL", "SE"))
+        for a, b in zip(res.codes, codes, strict=True)
+    ]))
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
     meta = {"turned_degrees": 90 * turn} if turn else {}
@@ -272,20 +267,18 @@ def enroll_image(
 TURNS = (0, 2, 1, 3)
 """Quarter turns (counter-clockwise, :func:`numpy.rot90`) an enrollment photo is tried at, the
 photo as taken first: one taken upside down, or sideways by a phone that wrote no orientation tag,
-is read turned upright.  A layout's rows tell the turns apart (American 9-9-9-10, Chinese
-9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round in rows of at
-most 5 tiles); where two turns fit, the one whose tiles the base classifier reads more often as laid out
-is kept."""
+is read turned upright.  A layout's rows tell the turns apart, so at most one fits (American
+9-9-9-10, Chinese 9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round
+in rows of at most 5 tiles)."""
 
 
-def upright_grids(image: Image, layout: str) -> list[tuple[int, Image]]:
-    """``(quarter turns, crops in layout order)`` for each turn of :data:`TURNS` at which the
+def upright_grid(image: Image, layout: str) -> tuple[int, Image]:
+    """``(quarter turns, crops in layout order)`` at the first turn of :data:`TURNS` at which the
     photo's tiles form the layout's rows; raises the photo as taken's :class:`EnrollError` when
     none does."""
     from vision.classify import extract_crops
 
     rows = row_lengths(layout)
-    fits: list[tuple[int, Image]] = []
     first: EnrollError | None = None
     for turn in TURNS:
         turned = np.ascontiguousarray(np.rot90(image, turn))
@@ -294,11 +287,9 @@ def upright_grids(image: Image, layout: str) -> list[tuple[int, Image]]:
         except EnrollError as exc:
             first = first or exc
             continue
-        fits.append((turn, extract_crops(turned, quads)))
-    if not fits:
-        assert first is not None
-        raise first
-    return fits
+        return turn, extract_crops(turned, quads)
+    assert first is not None
+    raise first
 
 
 # ---------------------------------------------------------------- the sheet and a synthetic photo

@@ -89,7 +89,7 @@ def test_a_photo_taken_upside_down_or_sideways_enrolls_as_taken_upright(
     """The same laid-out set photographed a quarter, a half and three quarters turned (a phone
     held the wrong way, no orientation tag): its tiles form the layout's rows only turned back, so
     it is enrolled turned back, and its prototypes are those of the photo taken upright."""
-    from vision.enroll import enroll_image, upright_grids
+    from vision.enroll import enroll_image, upright_grid
 
     _, image, _ = _holdout_grid(tmp_path)
     clf = TileClassifier(MODEL)
@@ -97,7 +97,7 @@ def test_a_photo_taken_upside_down_or_sideways_enrolls_as_taken_upright(
     turned_image = np.ascontiguousarray(np.rot90(image, turn))
     with pytest.raises(EnrollError, match="rows|expected"):  # as taken, it is not the layout
         sort_into_grid(find_tiles(turned_image, 42), row_lengths("chinese"))
-    assert [t for t, _ in upright_grids(turned_image, "chinese")] == [(4 - turn) % 4]
+    assert upright_grid(turned_image, "chinese")[0] == (4 - turn) % 4
     ts, _, agree_turned = enroll_image(turned_image, "chinese", clf, "turned")
     assert ts.meta == {"turned_degrees": 90 * ((4 - turn) % 4)} and upright.meta == {}
     cos = np.sum(ts.embeddings * upright.embeddings, axis=1)
