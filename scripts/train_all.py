@@ -228,6 +228,11 @@ PLAN: tuple[Step, ...] = (
     Step("Q1", QUANT, tuple("--src {models}/classifier.onnx --out {models}/classifier-int8.onnx "
                             "--calibration 2048 --seed 0".split()), "classifier-int8.onnx",
          "twenty-second session"),
+    _loc("L3", "--init {models}/localizer.onnx --grow --out {runs}/loc_grow --export {runs}/loc_grow/localizer.onnx "
+         "--epochs 10 --steps 150 --lr 1e-3 --synth 0.3 --american 0.5 --backs 0.08 --band 0.15 --seed 311 "
+         "--threads 2", note="thirty-first session: grown by five residual blocks (--grow)"),
+    Step("L3p", COPY, ("{runs}/loc_grow/localizer.onnx", "{models}/localizer.onnx"), "localizer.onnx",
+         "thirty-first session: the grown localiser committed"),
 )
 """The chain, in the order it runs (models/MODEL_CARD.md: each file's section, "Training")."""
 

@@ -48,10 +48,38 @@ def dws(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
     )
 
 
-class LocNet(nn.Module):
-    """Stride-4 heatmap net: encoder to stride 32, FPN-like decoder back to stride 4."""
+class Residual(nn.Module):
+    """``x + block(x)``: a depthwise-separable 3x3 block whose last BatchNorm starts at zero, so a
+    net grown by it computes at first exactly what it did without it (no ReLU after the sum's
+    branch, so the zero start still passes gradients)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ch: int, dil: int = 1) -> None:
+        super().__init__()
+        self.block = nn.Sequential(
+            nn.Conv2d(ch, ch, 3, 1, padding=dil, dilation=dil, groups=ch, bias=False),
+            nn.BatchNorm2d(ch),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(ch, ch, 1, bias=False),
+            nn.BatchNorm2d(ch),
+        )
+        nn.init.zeros_(self.block[-1].weight)  # type: ignore[arg-type]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.block(x)
+
+
+GROWN = ("g8", "g16", "g32", "d16", "d8")
+"""The residual blocks ``--grow`` adds (thirty-first session): after the encoder's stride-8, -16 and
+-32 stages and after the decoder's stride-16 and -8 merges, where context is cheap (a stride-8
+cell is 1/4 of a stride-4 one); the stride-4 layers, which cost most, are left as they are."""
+
+
+class LocNet(nn.Module):
+    """Stride-4 heatmap net: encoder to stride 32, FPN-like decoder back to stride 4.
+
+    ``grow``: add the :data:`GROWN` residual blocks (identity at first)."""
+
+    def __init__(self, grow: bool = False) -> None:
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True)
@@ -79,13 +107,19 @@ class LocNet(nn.Module):
             nn.Conv2d(48, 32, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(32, 6, 1)
         )
         self.heat[-1].bias.data.fill_(-2.2)  # type: ignore[union-attr]
+        ident = nn.Identity
+        self.g8: nn.Module = Residual(64) if grow else ident()
+        self.g16: nn.Module = Residual(96, dil=2) if grow else ident()
+        self.g32: nn.Module = Residual(128, dil=2) if grow else ident()
+        self.d16: nn.Module = Residual(64) if grow else ident()
+        self.d8: nn.Module = Residual(48) if grow else ident()
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = x / 255.0 - 0.5
         f4 = self.s4(self.stem(x))
-        f8 = self.s8(f4)
-        f16 = self.s16(f8)
-        f32 = self.s32(f16)
+        f8 = self.g8(self.s8(f4))
+        f16 = self.g16(self.s16(f8))
+        f32 = self.g32(self.s32(f16))
         # strip pooling: whole-row and whole-column context for very long, thin tiles
         f32 = F.relu(
             f32
@@ -93,10 +127,19 @@ class LocNet(nn.Module):
             + self.strip_v(f32.mean(dim=2, keepdim=True))
         )
         up = F.interpolate(self.l32(f32), scale_factor=2.0, mode="nearest")
-        p16 = self.m16(up + self.l16(f16))
-        p8 = self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8))
+        p16 = self.d16(self.m16(up + self.l16(f16)))
+        p8 = self.d8(self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8)))
         p4 = self.m4(F.interpolate(p8, scale_factor=2.0, mode="nearest") + self.l4(f4))
         return self.heat(p4), self.reg(p4)
+
+
+def grown_file(path: Path) -> bool:
+    """Whether an exported localiser holds the :data:`GROWN` blocks: its graph has as many
+    convolutions as ``LocNet(grow=True)`` (the export folds each BatchNorm into its convolution)."""
+    import onnx
+
+    convs = sum(node.op_type == "Conv" for node in onnx.load(str(path)).graph.node)
+    return convs == sum(isinstance(m, nn.Conv2d) for m in LocNet(grow=True).modules())
 
 
 class ExportNet(nn.Module):
@@ -523,6 +566,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume: a run's last.pt or an "
                          "exported .onnx such as models/localizer-table.onnx")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--grow", action="store_true",
+                    help="add the GROWN residual blocks (identity at first: --init from an ungrown .onnx starts "
+                         "exactly where that file is)")
     ap.add_argument(
         "--recipe",
         action="store_true",
@@ -562,7 +608,7 @@ def train(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed)
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    net = LocNet()
+    net = LocNet(grow=args.grow)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     total = args.epochs * args.steps
     sched = torch.optim.lr_scheduler.OneCycleLR(
@@ -583,7 +629,14 @@ def train(args: argparse.Namespace) -> None:
     elif args.init is not None:
         from scripts.onnx_weights import init_weights
 
-        missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
+        if args.init.suffix == ".onnx" and grown_file(args.init) and not args.grow:
+            raise SystemExit(f"{args.init} holds the --grow blocks: pass --grow to train from it")
+        if args.grow and args.init.suffix == ".onnx" and not grown_file(args.init):
+            base = LocNet()  # an ungrown file: loaded as it is, then grown (the new blocks start at zero)
+            init_weights(base, args.init, lambda: _calibration_batch(args.seed))
+            missing = list(net.load_state_dict(base.state_dict(), strict=False).missing_keys)
+        else:
+            missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
         print(f"new layers: {missing}")
         print(f"initialised from {args.init}")
     if args.export_only:

@@ -125,9 +125,14 @@ if kind.startswith("classifier"):
     load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
     export(net, dst, {})
 else:
-    from scripts.train_localizer import LocNet, export_onnx
-    net = LocNet()
+    from scripts.train_localizer import GROWN, LocNet, export_onnx, grown_file
+    net = LocNet(grow=grown_file(src))
     load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
+    if kind == "localizer+grow":  # grown past the file by the --grow blocks, which start at zero
+        grown = LocNet(grow=True)
+        missing = grown.load_state_dict(net.state_dict(), strict=False).missing_keys
+        assert {k.split(".")[0] for k in missing} == set(GROWN), missing
+        net = grown
     export_onnx(net, dst / "localizer.onnx")
 """
 
@@ -137,11 +142,13 @@ else:
     ("classifier", "classifier.onnx", (6, 3, 64, 48)),
     ("classifier+1", "classifier.onnx", (6, 3, 64, 48)),  # grown by a block that starts as the identity
     ("localizer", "localizer-table.onnx", (1, 3, 320, 320)),
+    ("localizer", "localizer.onnx", (1, 3, 320, 320)),  # a file grown by --grow
+    ("localizer+grow", "localizer-table.onnx", (1, 3, 320, 320)),  # grown by --grow, before it is trained
 ])
 def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, shape: tuple[int, ...]) -> None:
     """Training can start from the committed ONNX file (its BatchNorms were folded on export):
     loaded into the torch net and exported again, it computes what the committed file computes;
-    so does the net grown by a residual block, before it is trained."""
+    so does the net grown by a residual block (the localiser by ``--grow``'s), before it is trained."""
     _run(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
     again = tmp_path / ("classifier.onnx" if kind.startswith("classifier") else "localizer.onnx")
     x = np.random.default_rng(1).uniform(0, 1 if kind == "classifier" else 255, shape).astype(np.float32)
@@ -150,6 +157,17 @@ def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, 
     for w, g in zip(want, got, strict=True):
         assert w.shape == g.shape
         np.testing.assert_allclose(g, w, atol=1e-3 * max(1.0, float(np.abs(w).max())))
+
+
+@needs_torch
+def test_a_grown_localiser_is_not_trained_as_an_ungrown_one(tmp_path: Path) -> None:
+    """The committed photo localiser holds ``--grow``'s blocks: training from it without ``--grow``
+    stops with a message that says so, before anything is written."""
+    res = subprocess.run([sys.executable, "scripts/train_localizer.py", "--init", "models/localizer.onnx",
+                          "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "1"], cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=240)
+    assert res.returncode != 0 and "pass --grow" in res.stderr, res.stderr[-500:]
+    assert not (tmp_path / "run" / "last.pt").exists()
 
 
 @needs_torch
