@@ -72,14 +72,18 @@ GROWN = ("g8", "g16", "g32", "d16", "d8")
 """The residual blocks ``--grow`` adds (thirty-first session): after the encoder's stride-8, -16 and
 -32 stages and after the decoder's stride-16 and -8 merges, where context is cheap (a stride-8
 cell is 1/4 of a stride-4 one); the stride-4 layers, which cost most, are left as they are."""
+GROWN_TWICE = ("g4", "g8b", "g16b", "d8b", "d4")
+"""The blocks ``--grow 2`` adds to those: one after the encoder's stride-4 stage and one after the
+decoder's stride-4 merge, and a second at the encoder's stride 8 and 16 and the decoder's stride 8."""
 
 
 class LocNet(nn.Module):
     """Stride-4 heatmap net: encoder to stride 32, FPN-like decoder back to stride 4.
 
-    ``grow``: add the :data:`GROWN` residual blocks (identity at first)."""
+    ``grow``: 1 adds the :data:`GROWN` residual blocks, 2 :data:`GROWN_TWICE` too (each the
+    identity at first)."""
 
-    def __init__(self, grow: bool = False) -> None:
+    def __init__(self, grow: int = 0) -> None:
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True)
@@ -113,12 +117,18 @@ class LocNet(nn.Module):
         self.g32: nn.Module = Residual(128, dil=2) if grow else ident()
         self.d16: nn.Module = Residual(64) if grow else ident()
         self.d8: nn.Module = Residual(48) if grow else ident()
+        twice = grow >= 2
+        self.g4: nn.Module = Residual(32) if twice else ident()
+        self.g8b: nn.Module = Residual(64) if twice else ident()
+        self.g16b: nn.Module = Residual(96) if twice else ident()
+        self.d8b: nn.Module = Residual(48) if twice else ident()
+        self.d4: nn.Module = Residual(48) if twice else ident()
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = x / 255.0 - 0.5
-        f4 = self.s4(self.stem(x))
-        f8 = self.g8(self.s8(f4))
-        f16 = self.g16(self.s16(f8))
+        f4 = self.g4(self.s4(self.stem(x)))
+        f8 = self.g8b(self.g8(self.s8(f4)))
+        f16 = self.g16b(self.g16(self.s16(f8)))
         f32 = self.g32(self.s32(f16))
         # strip pooling: whole-row and whole-column context for very long, thin tiles
         f32 = F.relu(
@@ -128,18 +138,20 @@ class LocNet(nn.Module):
         )
         up = F.interpolate(self.l32(f32), scale_factor=2.0, mode="nearest")
         p16 = self.d16(self.m16(up + self.l16(f16)))
-        p8 = self.d8(self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8)))
-        p4 = self.m4(F.interpolate(p8, scale_factor=2.0, mode="nearest") + self.l4(f4))
+        p8 = self.d8b(self.d8(self.m8(F.interpolate(p16, scale_factor=2.0, mode="nearest") + self.l8(f8))))
+        p4 = self.d4(self.m4(F.interpolate(p8, scale_factor=2.0, mode="nearest") + self.l4(f4)))
         return self.heat(p4), self.reg(p4)
 
 
-def grown_file(path: Path) -> bool:
-    """Whether an exported localiser holds the :data:`GROWN` blocks: its graph has as many
-    convolutions as ``LocNet(grow=True)`` (the export folds each BatchNorm into its convolution)."""
+def grown_file(path: Path) -> int:
+    """How often an exported localiser was grown (``--grow``: 0, 1 or 2): the ``LocNet(grow=N)``
+    with as many convolutions as its graph (the export folds each BatchNorm into its convolution);
+    -1 for a file that is none of them."""
     import onnx
 
     convs = sum(node.op_type == "Conv" for node in onnx.load(str(path)).graph.node)
-    return convs == sum(isinstance(m, nn.Conv2d) for m in LocNet(grow=True).modules())
+    sizes = {sum(isinstance(m, nn.Conv2d) for m in LocNet(grow=n).modules()): n for n in (0, 1, 2)}
+    return sizes.get(convs, -1)
 
 
 class ExportNet(nn.Module):
@@ -566,9 +578,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume: a run's last.pt or an "
                          "exported .onnx such as models/localizer-table.onnx")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--grow", action="store_true",
-                    help="add the GROWN residual blocks (identity at first: --init from an ungrown .onnx starts "
-                         "exactly where that file is)")
+    ap.add_argument("--grow", type=int, nargs="?", const=1, default=0, metavar="N",
+                    help="add the GROWN residual blocks (N=1, the default), GROWN_TWICE's too (N=2); each is the "
+                         "identity at first, so --init from a file grown less starts exactly where that file is")
     ap.add_argument(
         "--recipe",
         action="store_true",
@@ -629,10 +641,11 @@ def train(args: argparse.Namespace) -> None:
     elif args.init is not None:
         from scripts.onnx_weights import init_weights
 
-        if args.init.suffix == ".onnx" and grown_file(args.init) and not args.grow:
-            raise SystemExit(f"{args.init} holds the --grow blocks: pass --grow to train from it")
-        if args.grow and args.init.suffix == ".onnx" and not grown_file(args.init):
-            base = LocNet()  # an ungrown file: loaded as it is, then grown (the new blocks start at zero)
+        was = grown_file(args.init) if args.init.suffix == ".onnx" else args.grow
+        if was > args.grow:
+            raise SystemExit(f"{args.init} holds the blocks of --grow {was}: pass --grow {was} (or more) to train from it")
+        if 0 <= was < args.grow:
+            base = LocNet(grow=was)  # a file grown less: loaded as it is, then grown (the new blocks start at zero)
             init_weights(base, args.init, lambda: _calibration_batch(args.seed))
             missing = list(net.load_state_dict(base.state_dict(), strict=False).missing_keys)
         else:

@@ -125,13 +125,14 @@ if kind.startswith("classifier"):
     load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
     export(net, dst, {})
 else:
-    from scripts.train_localizer import GROWN, LocNet, export_onnx, grown_file
-    net = LocNet(grow=grown_file(src))
+    from scripts.train_localizer import GROWN, GROWN_TWICE, LocNet, export_onnx, grown_file
+    was = grown_file(src)
+    net = LocNet(grow=was)
     load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
-    if kind == "localizer+grow":  # grown past the file by the --grow blocks, which start at zero
-        grown = LocNet(grow=True)
+    if kind == "localizer+grow":  # grown once more than the file (--grow), the new blocks at zero
+        grown = LocNet(grow=was + 1)
         missing = grown.load_state_dict(net.state_dict(), strict=False).missing_keys
-        assert {k.split(".")[0] for k in missing} == set(GROWN), missing
+        assert {k.split(".")[0] for k in missing} == set((GROWN, GROWN_TWICE)[was]), missing
         net = grown
     export_onnx(net, dst / "localizer.onnx")
 """
@@ -144,6 +145,7 @@ else:
     ("localizer", "localizer-table.onnx", (1, 3, 320, 320)),
     ("localizer", "localizer.onnx", (1, 3, 320, 320)),  # a file grown by --grow
     ("localizer+grow", "localizer-table.onnx", (1, 3, 320, 320)),  # grown by --grow, before it is trained
+    ("localizer+grow", "localizer.onnx", (1, 3, 320, 320)),  # grown once more
 ])
 def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, shape: tuple[int, ...]) -> None:
     """Training can start from the committed ONNX file (its BatchNorms were folded on export):
