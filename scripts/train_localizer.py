@@ -154,6 +154,13 @@ def grown_file(path: Path) -> int:
     return sizes.get(convs, -1)
 
 
+def grown_checkpoint(path: Path) -> int:
+    """How often the net of a run's checkpoint (``last.pt``) was grown: the highest ``--grow`` level
+    any of whose blocks it holds."""
+    blocks = {key.split(".")[0] for key in torch.load(path, weights_only=False)["model"]}
+    return 2 if blocks & set(GROWN_TWICE) else 1 if blocks & set(GROWN) else 0
+
+
 class ExportNet(nn.Module):
     """Inference wrapper: sigmoid + 3x3 max-pool peak test inside the graph."""
 
@@ -641,7 +648,7 @@ def train(args: argparse.Namespace) -> None:
     elif args.init is not None:
         from scripts.onnx_weights import init_weights
 
-        was = grown_file(args.init) if args.init.suffix == ".onnx" else args.grow
+        was = grown_file(args.init) if args.init.suffix == ".onnx" else grown_checkpoint(args.init)
         if was > args.grow:
             raise SystemExit(f"{args.init} holds the blocks of --grow {was}: pass --grow {was} (or more) to train from it")
         if 0 <= was < args.grow:

@@ -164,12 +164,23 @@ def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, 
 @needs_torch
 def test_a_grown_localiser_is_not_trained_as_an_ungrown_one(tmp_path: Path) -> None:
     """The committed photo localiser holds ``--grow``'s blocks: training from it without ``--grow``
-    stops with a message that says so, before anything is written."""
+    stops with a message that says so, before anything is written; so does a run's checkpoint grown
+    more than the run asks for."""
     res = subprocess.run([sys.executable, "scripts/train_localizer.py", "--init", "models/localizer.onnx",
-                          "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "1"], cwd=REPO,
+                          "--out", str(tmp_path / "run"), "--export", str(tmp_path / "run" / "l.onnx"),
+                          "--epochs", "1", "--steps", "1"], cwd=REPO,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=240)
     assert res.returncode != 0 and "pass --grow" in res.stderr, res.stderr[-500:]
     assert not (tmp_path / "run" / "last.pt").exists()
+    # nor a run's checkpoint of a net grown twice, trained as one grown once (its blocks would be dropped)
+    ckpt = tmp_path / "grown2.pt"
+    _run(["-c", "import sys, torch; from scripts.train_localizer import LocNet; "
+          "torch.save({'model': LocNet(grow=2).state_dict()}, sys.argv[1])", str(ckpt)])
+    res = subprocess.run([sys.executable, "scripts/train_localizer.py", "--init", str(ckpt), "--grow",
+                          "--out", str(tmp_path / "run2"), "--export", str(tmp_path / "run2" / "l.onnx"),
+                          "--epochs", "1", "--steps", "1"], cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=240)
+    assert res.returncode != 0 and "pass --grow 2" in res.stderr, res.stderr[-500:]
 
 
 @needs_torch
