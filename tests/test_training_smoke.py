@@ -395,3 +395,69 @@ def test_american_photos_are_sets_over_train_photos_seen_face_on() -> None:
     assert not all(np.array_equal(x, y) for x, y in zip(a["5D"], b["5D"], strict=True))
     x, codes = tc.frame_crops(123, tc.PHOTO_SOURCE, 0.7, 0.7)
     assert x.shape[1:] == (64, 48, 3) and len(codes) == len(x) > 10 and "J" in codes
+
+
+@needs_torch
+def test_unlabelled_backs_finds_face_down_tiles_no_label_covers() -> None:
+    from scripts.train_localizer import backs_colours, unlabelled_backs
+
+    img = np.full((200, 300, 3), (40, 120, 30), np.uint8)  # green cloth (BGR)
+    img[20:60, 20:50] = (230, 180, 90)  # a light-blue back, unlabelled
+    img[120:170, 200:240] = (230, 180, 90)  # a light-blue back inside a labelled box
+    img[100:160, 100:140] = (235, 235, 235)  # a white face-up tile ...
+    img[110:114, 110:114] = (230, 180, 90)  # ... with a speck of blue print
+    img[20:60, 240:280] = (200, 60, 220)  # a magenta back, unlabelled
+    boxes = np.array([[195, 115, 245, 175], [95, 95, 145, 165]], np.float32)
+    mask = unlabelled_backs(img, boxes)
+    assert mask.dtype == np.uint8 and mask.shape == img.shape[:2]
+    assert mask[25:55, 25:45].all()  # the unlabelled back
+    assert not mask[115:175, 195:245].any()  # the labelled one
+    assert not mask[100:160, 100:140].any()  # the print
+    assert not mask[80:100, 150:200].any()  # the cloth
+    assert not mask[25:55, 245:275].any()  # blue only by default ...
+    both = unlabelled_backs(img, boxes, backs_colours("blue, magenta"))
+    assert both[25:55, 245:275].all() and both[25:55, 25:45].all()  # ... magenta when asked
+    with pytest.raises(SystemExit, match="unknown colour"):
+        backs_colours("blue,green")
+
+
+@needs_torch
+def test_augment_moves_a_mask_with_the_photo_and_draws_alike() -> None:
+    import copy
+
+    import cv2
+
+    from scripts.train_localizer import augment, augment_with
+
+    img = np.zeros((480, 640, 3), np.uint8)
+    img[100:220, 300:380] = 255
+    quads = np.array([[[300, 100], [380, 100], [380, 220], [300, 220]]], np.float32)
+    extra = (img[..., 0] > 0).astype(np.uint8)
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        twin = copy.deepcopy(rng)
+        out, q, moved = augment_with(img, quads, rng, 0.5, extra)
+        plain, q2 = augment(img, quads, twin, 0.5)
+        assert np.array_equal(out, plain) and np.array_equal(q, q2)
+        assert rng.random() == twin.random()  # the same draws either way
+        assert moved is not None and moved.shape == out.shape[:2]
+        if moved.sum() > 50:  # the square went where the square's quad went
+            ys, xs = np.nonzero(moved)
+            assert np.allclose([xs.mean(), ys.mean()], q[0].mean(axis=0), atol=2.0)
+            assert moved.sum() == pytest.approx(cv2.contourArea(q[0]), rel=0.1)
+
+
+@needs_torch
+def test_unlabelled_weight_ignores_covered_cells_but_not_a_tile_centre() -> None:
+    from scripts.train_localizer import SIZE, make_targets, unlabelled_weight
+
+    quads = np.array([[[100, 100], [140, 100], [140, 160], [100, 160]]], np.float32)
+    heat, _, _, weight = make_targets(quads, np.zeros((0, 4, 2), np.float32))
+    mask = np.zeros((SIZE, SIZE), np.uint8)
+    mask[0:80, 0:80] = 1  # a back, unlabelled
+    mask[100:160, 100:140] = 1  # over the labelled tile too
+    out = unlabelled_weight(weight, mask, heat)
+    assert out.shape == weight.shape and (weight == 1).all()
+    assert (out[:18, :18] == 0).all() and (out[25:, 45:] == 1).all()
+    centre = np.argwhere(heat[0] == 1.0)
+    assert len(centre) == 1 and out[tuple(centre[0])] == 1.0
