@@ -230,7 +230,9 @@ PLAN: tuple[Step, ...] = (
          "twenty-second session"),
     _loc("L3", "--init {models}/localizer.onnx --grow --out {runs}/loc_grow --export {runs}/loc_grow/localizer.onnx "
          "--epochs 10 --steps 150 --lr 1e-3 --synth 0.3 --american 0.5 --backs 0.08 --band 0.15 --seed 311 "
-         "--threads 2", note="thirty-first session: grown by five residual blocks (--grow)"),
+         "--threads 2 --backs-ignored blue",
+         note="thirty-first session: grown by five residual blocks (--grow); thirty-second: the photos' "
+              "unlabelled blue backs ignored (--backs-ignored blue)"),
     Step("L3p", COPY, ("{runs}/loc_grow/localizer.onnx", "{models}/localizer.onnx"), "localizer.onnx",
          "thirty-first session: the grown localiser committed"),
 )

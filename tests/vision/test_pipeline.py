@@ -129,7 +129,7 @@ def test_detect_command_prints_one_json_line_per_image() -> None:
 
 
 def blurred_photo1() -> np.ndarray:
-    return np.asarray(cv2.GaussianBlur(load_image(DATA / "photo1.jpg"), (0, 0), 3), np.uint8)
+    return np.asarray(cv2.GaussianBlur(load_image(DATA / "photo1.jpg"), (0, 0), 5), np.uint8)
 
 
 def test_detect_command_min_score_zero_lists_every_tile_found(tmp_path: Path) -> None:
