@@ -12,7 +12,8 @@ on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with 
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
 same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint and in a dim
 room (ours, ours keeping the tint, and the peer), and taken poorly: over-exposed, washed out, lit from
-one side, blurred (ours and the peer).  The peer is the riichi detector of the PyPI package
+one side, blurred (ours and the peer); and the valid photos laid 2x2 to a 640x640 picture, each
+shrunk to half, as a phone held further away takes them (ours and the peer).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -287,6 +288,52 @@ def poor_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
                        "not stretched" if kind == "washed" else "")
 
 
+def far_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """The valid photos (the mislabelled ones aside) laid ``args.far`` x ``args.far`` to a 640x640
+    picture, each shrunk to ``1 / args.far`` of its side (area averaging; boxes alike): a phone held
+    further from the table, whose tiles come out that much smaller at the same resolution.  Read by
+    ours and the peer."""
+    import tempfile
+
+    k = args.far
+    side = 640 // k
+    kept = [s for s in photos if not mislabelled(s)]
+    groups = [kept[i : i + k * k] for i in range(0, len(kept) - k * k + 1, k * k)]
+    print(f"\nvalid photos from further away: {len(groups)} pictures of {k}x{k} photos, each shrunk to 1/{k} "
+          f"({len(groups) * k * k} photos, the mislabelled ones aside)")
+    with tempfile.TemporaryDirectory(prefix="bench-far-") as tmp:
+        far = []
+        for n, group in enumerate(groups):
+            canvas = np.zeros((side * k, side * k, 3), np.uint8)
+            boxes, codes = [], []
+            for j, s in enumerate(group):
+                img = cv2.imread(str(s.image_path))
+                h, w = img.shape[:2]
+                oy, ox = (j // k) * side, (j % k) * side
+                canvas[oy : oy + side, ox : ox + side] = cv2.resize(img, (side, side), interpolation=cv2.INTER_AREA)
+                boxes.append(s.boxes * np.array([side / w, side / h, side / w, side / h], np.float32)
+                             + np.array([ox, oy, ox, oy], np.float32))
+                codes += list(s.codes)
+            path = Path(tmp) / f"{n:04d}.png"
+            cv2.imwrite(str(path), canvas)
+            far.append(PhotoSample(path, side * k, side * k, np.concatenate(boxes).astype(np.float32), tuple(codes),
+                                   tuple(None for _ in codes)))
+        ours, t_ours, _ = run_ours(far, args.models, args.threads)
+        print_summary(f"ours, 1/{k} size", ours, t_ours)
+        peer_beside(far, args)
+
+
+def peer_beside(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """The peer's line on ``photos``, printed under ours (none with ``--no-peer``)."""
+    if args.no_peer:
+        return
+    peer, t_peer, why, _ = run_peer(photos, args.peer_python)
+    if peer is None:
+        print(f"  peer unavailable: {why}")
+    else:
+        print_summary("  peer mahjong-detector", peer, t_peer)
+
+
 def altered_photos(
     photos: list[PhotoSample], args: argparse.Namespace, tag: str, alter: Any, kept: str
 ) -> None:
@@ -307,12 +354,7 @@ def altered_photos(
         if kept:
             plain, t_plain, _ = run_ours(lit, args.models, args.threads, lamp=False)
             print_summary(f"  ours {kept}", plain, t_plain)
-        if not args.no_peer:
-            peer, t_peer, why, _ = run_peer(lit, args.peer_python)
-            if peer is None:
-                print(f"  peer unavailable: {why}")
-            else:
-                print_summary("  peer mahjong-detector", peer, t_peer)
+        peer_beside(lit, args)
 
 
 def print_summary(name: str, tally: Tally, times: list[float]) -> None:
@@ -350,6 +392,9 @@ def main() -> None:
     ap.add_argument("--poor", type=int, default=3,
                     help="also read every Nth valid photo over-exposed, washed out, lit from one side and blurred "
                          "(vision.light.POOR_PICTURES), ours beside the peer (0: skip)")
+    ap.add_argument("--far", type=int, default=2,
+                    help="also read the valid photos laid N x N to a 640x640 picture, each shrunk to 1/N, as a "
+                         "phone held further away takes them, ours beside the peer (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -389,6 +434,8 @@ def main() -> None:
         print(f"\nvalid photos enlarged 2x (1 in {args.enlarged}: {len(photos[:: args.enlarged])} photos; bicubic, "
               "boxes scaled alike)")
         print_summary("ours 1280x1280", big, t_big)
+    if args.far:
+        far_photos(photos, args)
     if args.lamp:
         lamp_photos(photos[:: args.lamp], args)
     if args.poor:
