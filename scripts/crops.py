@@ -328,6 +328,7 @@ def _pipeline_digest() -> str:
 
     h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
     h.update(repr((pipeline.PHOTO_SCALES, pipeline.READS_WELL, pipeline.MIN_SCORE)).encode())
+    h.update(repr((pipeline.SMALL_TILE_PX, pipeline.SMALL_TILE_SCALES)).encode())  # thirty-third session
     # the seventh session's unsqueezing and angle refinement change the quads too
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())

@@ -251,6 +251,50 @@ def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> 
     assert seen == pytest.approx([0.5 * PHOTO_SCALES[0]])
 
 
+def far_photos(k: int) -> tuple[np.ndarray, list[dict[str, object]]]:
+    """photo1 and photo2 in turn laid k x k to a 640x640 picture, each shrunk to 1/k (boxes
+    alike): the tiles a phone held k times further away takes, at the same resolution."""
+    side = 640 // k
+    canvas = np.zeros((640, 640, 3), np.uint8)
+    tiles: list[dict[str, object]] = []
+    for j in range(k * k):
+        photo = PHOTOS[j % 2]
+        img = load_image(DATA / str(photo["file"]))
+        oy, ox = (j // k) * side, (j % k) * side
+        canvas[oy : oy + side, ox : ox + side] = cv2.resize(img, (side, side), interpolation=cv2.INTER_AREA)
+        f = side / img.shape[1]
+        tiles += [
+            {"code": t["code"], "box": [t["box"][0] * f + ox, t["box"][1] * f + oy, t["box"][2] * f + ox, t["box"][3] * f + oy]}
+            for t in photo["tiles"]
+        ]
+    return canvas, tiles
+
+
+def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Tiles under SMALL_TILE_PX at the first scale are read at SMALL_TILE_SCALES too, whatever
+    the first reading scores: the mean score does not see the tiles the localiser missed."""
+    import vision.pipeline as pipeline
+    from vision.pipeline import PHOTO_SCALES, SMALL_TILE_SCALES, TileRecognizer
+
+    assert [p["file"] for p in PHOTOS[:2]] == ["photo1.jpg", "photo2.jpg"]
+    rec = TileRecognizer(REPO / "models")
+    seen = spy_scales(rec, monkeypatch)
+    img, tiles = far_photos(3)  # 219 tiles, 5-8 px across at the first scale's input (labels)
+    d = rec.detect(img)
+    assert seen == pytest.approx([0.5 * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
+    assert f1_with_codes(d, tiles) >= 0.88  # 0.93 (thirty-third session)
+    monkeypatch.setattr(pipeline, "READS_WELL", 0.0)  # however well the first reading scores
+    seen.clear()
+    rec.detect(img)
+    assert len(seen) == len(PHOTO_SCALES) + len(SMALL_TILE_SCALES)
+    # without the rule the same picture reads 0.27: the larger scales are what find these tiles
+    monkeypatch.setattr(pipeline, "READS_WELL", 0.6)
+    monkeypatch.setattr(pipeline, "SMALL_TILE_PX", 0.0)
+    seen.clear()
+    assert f1_with_codes(rec.detect(img), tiles) < 0.5
+    assert seen == pytest.approx([0.5 * f for f in PHOTO_SCALES])
+
+
 def squeezed_photo1() -> tuple[np.ndarray, list[dict[str, object]]]:
     """photo1's row of 15 tiles cut out and stretched to 640x640 (tiles 12x longer than wide),
     the way an export squeezes a panorama; its labels mapped the same way."""
