@@ -13,7 +13,8 @@ classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x
 same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint and in a dim
 room (ours, ours keeping the tint, and the peer), and taken poorly: over-exposed, washed out, lit from
 one side, blurred (ours and the peer); and the valid photos laid 2x2 to a 640x640 picture, each
-shrunk to half, as a phone held further away takes them (ours and the peer).  The peer is the riichi detector of the PyPI package
+shrunk to half, as a phone held further away takes them, and laid 3x3 at their own size
+(1920x1920), a still photo of a wider part of the table (ours and the peer).  The peer is the riichi detector of the PyPI package
 ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
 (``--peer-python``) through a subprocess that times its own per-image inference.
 """
@@ -288,21 +289,22 @@ def poor_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
                        "not stretched" if kind == "washed" else "")
 
 
-def far_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
-    """The valid photos (the mislabelled ones aside) laid ``args.far`` x ``args.far`` to a 640x640
-    picture, each shrunk to ``1 / args.far`` of its side (area averaging; boxes alike): a phone held
-    further from the table, whose tiles come out that much smaller at the same resolution.  Read by
-    ours and the peer."""
+def laid_photos(photos: list[PhotoSample], args: argparse.Namespace, k: int, shrink: bool) -> None:
+    """The valid photos (the mislabelled ones aside) laid ``k`` x ``k`` to one picture, read by ours
+    and the peer.  ``shrink``: each photo shrunk to ``1 / k`` of its side (area averaging; boxes
+    alike), a 640x640 picture: a phone held ``k`` times further from the table, whose tiles come
+    out that much smaller at the same resolution.  Otherwise each at its own 640x640: a still photo
+    ``k`` times larger, of a wider part of the table, with tiles as big as in the photos."""
     import tempfile
 
-    k = args.far
-    side = 640 // k
+    side = 640 // k if shrink else 640
     kept = [s for s in photos if not mislabelled(s)]
     groups = [kept[i : i + k * k] for i in range(0, len(kept) - k * k + 1, k * k)]
-    print(f"\nvalid photos from further away: {len(groups)} pictures of {k}x{k} photos, each shrunk to 1/{k} "
-          f"({len(groups) * k * k} photos, the mislabelled ones aside)")
-    with tempfile.TemporaryDirectory(prefix="bench-far-") as tmp:
-        far = []
+    what = f"each shrunk to 1/{k}" if shrink else f"{side * k}x{side * k}"
+    print(f"\nvalid photos laid {k}x{k}, {what}: {len(groups)} pictures ({len(groups) * k * k} photos, "
+          "the mislabelled ones aside)")
+    with tempfile.TemporaryDirectory(prefix="bench-laid-") as tmp:
+        laid = []
         for n, group in enumerate(groups):
             canvas = np.zeros((side * k, side * k, 3), np.uint8)
             boxes, codes = [], []
@@ -316,11 +318,11 @@ def far_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
                 codes += list(s.codes)
             path = Path(tmp) / f"{n:04d}.png"
             cv2.imwrite(str(path), canvas)
-            far.append(PhotoSample(path, side * k, side * k, np.concatenate(boxes).astype(np.float32), tuple(codes),
-                                   tuple(None for _ in codes)))
-        ours, t_ours, _ = run_ours(far, args.models, args.threads)
-        print_summary(f"ours, 1/{k} size", ours, t_ours)
-        peer_beside(far, args)
+            laid.append(PhotoSample(path, side * k, side * k, np.concatenate(boxes).astype(np.float32), tuple(codes),
+                                    tuple(None for _ in codes)))
+        ours, t_ours, _ = run_ours(laid, args.models, args.threads)
+        print_summary(f"ours, {k}x{k}", ours, t_ours)
+        peer_beside(laid, args)
 
 
 def peer_beside(photos: list[PhotoSample], args: argparse.Namespace) -> None:
@@ -395,6 +397,9 @@ def main() -> None:
     ap.add_argument("--far", type=int, default=2,
                     help="also read the valid photos laid N x N to a 640x640 picture, each shrunk to 1/N, as a "
                          "phone held further away takes them, ours beside the peer (0: skip)")
+    ap.add_argument("--still", type=int, default=3,
+                    help="also read the valid photos laid N x N at their own size (a still photo of a wider "
+                         "part of the table, 1920x1920 for 3), ours beside the peer (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -435,7 +440,9 @@ def main() -> None:
               "boxes scaled alike)")
         print_summary("ours 1280x1280", big, t_big)
     if args.far:
-        far_photos(photos, args)
+        laid_photos(photos, args, args.far, shrink=True)
+    if args.still:
+        laid_photos(photos, args, args.still, shrink=False)
     if args.lamp:
         lamp_photos(photos[:: args.lamp], args)
     if args.poor:

@@ -83,6 +83,18 @@ SMALL_TILE_SCALES = (1.8, 2.4)
 suits tiles 15-25 px across at the first scale (American scenes of six seeds 0.9738 -> 0.9806 per
 tile with 1.8 alone); 2.4 the smaller tiles of a photo taken from further away (valid photos laid
 3x3, each shrunk to a third: tile F1 0.47 -> 0.69 with 1.8 alone, 0.79 with both)."""
+STILL_LONG_SIDE = 1280
+"""An image longer than this is a still photo (a phone's, of a whole table or a wide part of it),
+not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at its default
+640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:meth:`TileRecognizer._read_photo`)."""
+SMALL_STILL_TILE_PX = 24.0
+"""A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
+its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
+(up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
+(docs/recognition.md, "Small tiles read larger"): valid photos laid 3x3 at their own size
+(1920x1920) 0.849 -> 0.936 and 4x4 (2560x2560) 0.418 -> 0.760, the synthetic 1280x720 frames
+enlarged to 2560x1440 0.932 -> 0.943; under 20 px, the 3x3 and 4x4 read 0.913 and 0.688.
+Close-ups keep their reading: the valid photos enlarged 3x measure 28 px or more there."""
 PHOTO_LONG_SIDE = 320
 """The localiser's input long side for a 640x640 photo at the first of :data:`PHOTO_SCALES`."""
 BIG_TILE_PX = 36.0
@@ -271,38 +283,48 @@ class TileRecognizer:
         (:data:`READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``,
         every tile found (the caller drops the weak ones).  A forced ``input_long_side`` reads at
         one scale; so does a large image, unless its tiles come out too big for the localiser
-        there (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be."""
+        there (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or
+        it is a still photo whose tiles come out small (:data:`SMALL_STILL_TILE_PX`): it is then
+        read larger too."""
         if self.input_long_side is not None:
             return self._read_at(img, None, None)
         if is_small(img.shape):
             return self._best_reading(img, 1.0)
         det, obj = self._read_at(img, None, None)
         default = auto_long_side(img.shape)
-        if median_tile_px(det, obj) * default / max(img.shape[:2]) <= BIG_TILE_PX:
-            return det, obj
-        return self._best_reading(img, PHOTO_LONG_SIDE / default)
+        tile = median_tile_px(det, obj) * default / max(img.shape[:2])
+        if tile > BIG_TILE_PX:
+            return self._best_reading(img, PHOTO_LONG_SIDE / default)
+        if max(img.shape[:2]) > STILL_LONG_SIDE and 0 < tile < SMALL_STILL_TILE_PX:
+            return self._best_reading(img, 1.0, (det, obj), small=True)
+        return det, obj
 
     def _best_reading(
-        self, img: npt.NDArray[np.uint8], base: float
+        self,
+        img: npt.NDArray[np.uint8],
+        base: float,
+        first: tuple[Detections, npt.NDArray[np.float32]] | None = None,
+        small: bool | None = None,
     ) -> tuple[Detections, npt.NDArray[np.float32]]:
         """The reading at :data:`PHOTO_SCALES` (times ``base``, relative to
         :func:`auto_long_side`'s input) whose tiles score highest, each of its tiles read as surely
         as any reading made found it (:func:`surest_readings`).  The first is kept alone when it
-        reads well (:data:`READS_WELL`) and its tiles are not small (:data:`SMALL_TILE_PX`); small
-        tiles are read at :data:`SMALL_TILE_SCALES` too."""
+        reads well (:data:`READS_WELL`) and its tiles are not small (:data:`SMALL_TILE_PX`; or
+        ``small``, when the caller has measured them); small tiles are read at
+        :data:`SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
         best: tuple[float, Detections, npt.NDArray[np.float32]] | None = None
         others: list[Detections] = []
         factors = list(PHOTO_SCALES)
         input_scale = auto_long_side(img.shape) * base / max(img.shape[:2])
         for i, f in enumerate(factors):  # grows by SMALL_TILE_SCALES while it runs, for small tiles
-            det, obj = self._read_at(img, None, f * base)
+            det, obj = first if i == 0 and first is not None else self._read_at(img, None, f * base)
             s = mean_score(det.confidence, obj)
             others.append(det)
             if best is None or s > best[0]:
                 best = (s, det, obj)
             if i == 0:
-                tile = median_tile_px(det, obj) * input_scale * f
-                small = 0 < tile < SMALL_TILE_PX
+                if small is None:
+                    small = 0 < median_tile_px(det, obj) * input_scale * f < SMALL_TILE_PX
                 if s >= READS_WELL and not small:
                     break
                 if small:

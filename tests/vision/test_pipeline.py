@@ -251,11 +251,13 @@ def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> 
     assert seen == pytest.approx([0.5 * PHOTO_SCALES[0]])
 
 
-def far_photos(k: int) -> tuple[np.ndarray, list[dict[str, object]]]:
-    """photo1 and photo2 in turn laid k x k to a 640x640 picture, each shrunk to 1/k (boxes
-    alike): the tiles a phone held k times further away takes, at the same resolution."""
-    side = 640 // k
-    canvas = np.zeros((640, 640, 3), np.uint8)
+def far_photos(k: int, side: int | None = None) -> tuple[np.ndarray, list[dict[str, object]]]:
+    """photo1 and photo2 in turn laid k x k, each at ``side`` pixels (640 / k: shrunk to a 640x640
+    picture, the tiles a phone held k times further away takes at the same resolution; 640: a
+    still photo k times larger, the tiles as big as in the photos)."""
+    size = side * k if side else 640
+    side = side or 640 // k
+    canvas = np.zeros((size, size, 3), np.uint8)
     tiles: list[dict[str, object]] = []
     for j in range(k * k):
         photo = PHOTOS[j % 2]
@@ -293,6 +295,26 @@ def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type
     seen.clear()
     assert f1_with_codes(rec.detect(img), tiles) < 0.5
     assert seen == pytest.approx([0.5 * f for f in PHOTO_SCALES])
+
+
+def test_a_still_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A still photo (longer than STILL_LONG_SIDE) whose tiles measure under SMALL_STILL_TILE_PX
+    at its 640-pixel default input is read at PHOTO_SCALES and SMALL_TILE_SCALES of that input."""
+    import vision.pipeline as pipeline
+    from vision.pipeline import PHOTO_SCALES, SMALL_TILE_SCALES, TileRecognizer
+
+    rec = TileRecognizer(REPO / "models")
+    seen = spy_scales(rec, monkeypatch)
+    img, tiles = far_photos(3, side=640)  # 1920x1920, 219 tiles, 10-16 px across at 640 pixels (labels)
+    d = rec.detect(img)
+    base = 640 / 1920
+    assert seen == pytest.approx([base * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
+    assert f1_with_codes(d, tiles) >= 0.93  # 0.986 (thirty-third session)
+    # read once at its default input, as before the rule, it reads 0.80
+    monkeypatch.setattr(pipeline, "STILL_LONG_SIDE", 1920)
+    seen.clear()
+    assert f1_with_codes(rec.detect(img), tiles) < 0.9
+    assert seen == pytest.approx([base])
 
 
 def squeezed_photo1() -> tuple[np.ndarray, list[dict[str, object]]]:
