@@ -14,9 +14,10 @@ same close-up at a phone's higher resolution) and under a warm and a cool lamp's
 room (ours, ours keeping the tint, and the peer), and taken poorly: over-exposed, washed out, lit from
 one side, blurred (ours and the peer); and the valid photos laid 2x2 to a 640x640 picture, each
 shrunk to half, as a phone held further away takes them, and laid 3x3 at their own size
-(1920x1920), a still photo of a wider part of the table (ours and the peer).  The peer is the riichi detector of the PyPI package
-``mahjong-detector`` (YOLO11n, 34 classes, no flowers or seasons), run in ``/tmp/peer-venv``
-(``--peer-python``) through a subprocess that times its own per-image inference.
+(1920x1920), a still photo of a wider part of the table (ours and the peer).  The peer is the
+riichi detector of the PyPI package ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or
+seasons), run in ``/tmp/peer-venv`` (``--peer-python``) through a subprocess that times its own
+per-image inference.
 """
 
 from __future__ import annotations

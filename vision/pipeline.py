@@ -92,9 +92,11 @@ SMALL_STILL_TILE_PX = 24.0
 its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
 (up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
 (docs/recognition.md, "Small tiles read larger"): valid photos laid 3x3 at their own size
-(1920x1920) 0.849 -> 0.936 and 4x4 (2560x2560) 0.418 -> 0.760, the synthetic 1280x720 frames
-enlarged to 2560x1440 0.932 -> 0.943; under 20 px, the 3x3 and 4x4 read 0.913 and 0.688.
-Close-ups keep their reading: the valid photos enlarged 3x measure 28 px or more there."""
+(1920x1920) 0.847 -> 0.907 and 4x4 (2560x2560, every other picture) 0.418 -> 0.783, the
+synthetic 1280x720 frames enlarged to 2560x1440 0.932 -> 0.952, at a quarter of a second or more
+a picture; under 20 px, every other 3x3 and 4x4 picture read 0.913 and 0.688 (0.922 and 0.783
+under 24).  Close-ups keep their reading: the valid photos enlarged 3x measure 28 px or more
+there."""
 PHOTO_LONG_SIDE = 320
 """The localiser's input long side for a 640x640 photo at the first of :data:`PHOTO_SCALES`."""
 BIG_TILE_PX = 36.0
