@@ -314,25 +314,19 @@ class TileRecognizer:
         reads well (:data:`READS_WELL`) and its tiles are not small (:data:`SMALL_TILE_PX`; or
         ``small``, when the caller has measured them); small tiles are read at
         :data:`SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
-        best: tuple[float, Detections, npt.NDArray[np.float32]] | None = None
-        others: list[Detections] = []
-        factors = list(PHOTO_SCALES)
-        input_scale = auto_long_side(img.shape) * base / max(img.shape[:2])
-        for i, f in enumerate(factors):  # grows by SMALL_TILE_SCALES while it runs, for small tiles
-            det, obj = first if i == 0 and first is not None else self._read_at(img, None, f * base)
-            s = mean_score(det.confidence, obj)
-            others.append(det)
-            if best is None or s > best[0]:
-                best = (s, det, obj)
-            if i == 0:
-                if small is None:
-                    small = 0 < median_tile_px(det, obj) * input_scale * f < SMALL_TILE_PX
-                if s >= READS_WELL and not small:
-                    break
-                if small:
-                    factors += SMALL_TILE_SCALES
-        assert best is not None
-        return surest_readings(best[1], [d for d in others if d is not best[1]]), best[2]
+        det, obj = first if first is not None else self._read_at(img, None, PHOTO_SCALES[0] * base)
+        score = mean_score(det.confidence, obj)
+        if small is None:
+            input_scale = auto_long_side(img.shape) * PHOTO_SCALES[0] * base / max(img.shape[:2])
+            small = 0 < median_tile_px(det, obj) * input_scale < SMALL_TILE_PX
+        if score >= READS_WELL and not small:
+            return det, obj
+        readings = [(score, det, obj)]
+        for f in PHOTO_SCALES[1:] + (SMALL_TILE_SCALES if small else ()):
+            det, obj = self._read_at(img, None, f * base)
+            readings.append((mean_score(det.confidence, obj), det, obj))
+        best = max(readings, key=lambda r: r[0])  # the earlier on a tie
+        return surest_readings(best[1], [r[1] for r in readings if r is not best]), best[2]
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None
