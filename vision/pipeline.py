@@ -265,6 +265,7 @@ class TileRecognizer:
             img, gains, levels = light_corrections(img, LEVELS if tile_px is None else None)
         if tile_px is None:
             out, objectness = self._read_photo(img)
+            out = grown_backs(out, objectness)
             if self.min_score > 0 and len(out):
                 out = out[out.confidence * objectness >= self.min_score]
             if len(out):
@@ -617,6 +618,43 @@ def surest_readings(kept: Detections, others: list[Detections]) -> Detections:
             emb[rows] = other.embeddings[src]
     return Detections(kept.boxes, kept.quads, np.array([str(c) for c in codes]), conf, emb, dict(kept.meta), probs,
                       kept.classes)
+
+
+SMALL_BACK_AREA = 0.6
+"""A tile read as a back (``BK``) whose quad covers less than this share of the median area of
+its face-up neighbours (:data:`BACK_NEIGHBOURS`, each scoring :data:`MIN_SCORE` or more) is grown
+about its centre to that area (:func:`grown_backs`)."""
+BACK_NEIGHBOURS = 6
+"""How many of the nearest face-up tiles a back is measured against; none is grown among fewer."""
+BACK_CODE = "BK"
+
+
+def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detections:
+    """``det`` with each back boxed much smaller than the face-up tiles beside it grown to their
+    size (:data:`SMALL_BACK_AREA`).  A back is a plain coloured face: the localiser often boxes
+    only its coloured panel, inside the tile's rim, where a face-up tile's print gives it no such
+    choice; a tile of the same set is the same size as its neighbours."""
+    back = det.codes == BACK_CODE
+    face = ~back & (np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE)
+    if not back.any() or face.sum() < BACK_NEIGHBOURS:
+        return det
+    p = quad_params(det.quads)
+    area = p[:, 2] * p[:, 3]
+    faces = np.flatnonzero(face)
+    quads = det.quads.copy()
+    grown = False
+    for i in np.flatnonzero(back):
+        dist = np.hypot(p[faces, 0] - p[i, 0], p[faces, 1] - p[i, 1])
+        near = faces[np.argsort(dist)[:BACK_NEIGHBOURS]]
+        target = float(np.median(area[near]))
+        if area[i] < SMALL_BACK_AREA * target:
+            centre = quads[i].mean(axis=0)
+            quads[i] = centre + (quads[i] - centre) * np.sqrt(target / max(float(area[i]), 1e-6))
+            grown = True
+    if not grown:
+        return det
+    boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
+    return replace(det, boxes=boxes, quads=quads.astype(np.float32))
 
 
 def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: float = MIN_SCORE) -> float:

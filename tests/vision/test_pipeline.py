@@ -539,3 +539,62 @@ def test_clip_boxes_keeps_boxes_within_the_image() -> None:
     b = clip_boxes(np.array([[-5, 10, 30, 70], [90, -3, 120, 20]], np.float32), (60, 100, 3))
     assert b.tolist() == [[0.0, 10.0, 30.0, 60.0], [90.0, 0.0, 100.0, 20.0]]
     assert clip_boxes(np.zeros((0, 4), np.float32), (60, 100)).shape == (0, 4)
+
+
+def _quad(cx: float, cy: float, w: float, h: float) -> list[list[float]]:
+    return [[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2], [cx - w / 2, cy + h / 2]]
+
+
+def test_a_back_boxed_smaller_than_its_neighbours_is_grown_to_their_size() -> None:
+    from vision.detect import quad_params
+    from vision.pipeline import BACK_NEIGHBOURS, SMALL_BACK_AREA, grown_backs
+
+    faces = [_quad(40 + 45 * k, 50, 30, 40) for k in range(BACK_NEIGHBOURS)]
+    small, fine = _quad(60, 150, 18, 24), _quad(160, 150, 27, 37)  # 0.36 and 0.83 of a face's area
+    quads = np.array(faces + [small, fine], np.float32)
+    codes = ["5D"] * BACK_NEIGHBOURS + ["BK", "BK"]
+    det = Detections.from_quads(quads, codes, np.full(len(codes), 0.9, np.float32))
+    obj = np.full(len(codes), 0.9, np.float32)
+    out = grown_backs(det, obj)
+    p = quad_params(out.quads)
+    assert p[-2, 2] * p[-2, 3] == pytest.approx(30 * 40, rel=1e-3)  # grown to the faces' area
+    assert p[-2, :2] == pytest.approx([60, 150])  # about its centre
+    assert np.allclose(out.quads[-1], quads[-1]) and np.allclose(out.quads[:-2], quads[:-2])
+    assert np.allclose(out.boxes[-2], [45, 130, 75, 170])
+    assert 18 * 24 < SMALL_BACK_AREA * 30 * 40 < 27 * 37
+    # among fewer face-up tiles than BACK_NEIGHBOURS (or weak ones) nothing is grown
+    few = det[np.r_[1 : BACK_NEIGHBOURS + 2]]
+    assert np.allclose(grown_backs(few, obj[1:]).quads, few.quads)
+    weak = obj.copy()
+    weak[0] = 0.1
+    assert np.allclose(grown_backs(det, weak).quads, det.quads)
+
+
+def test_backs_among_face_up_tiles_are_boxed_whole(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Synthetic American scenes with a third of their tiles face down: the localiser often boxes
+    only a back's coloured panel, which grown_backs grows to its neighbours' size."""
+    import vision.pipeline as pipeline
+    from scripts.bench_vision import american_faces
+    from scripts.synth_scenes import SceneMaker
+
+    rec = pipeline.TileRecognizer(REPO / "models")
+    maker = SceneMaker(seed=21, faces=american_faces(21), in_view=True, back_share=0.3)
+    rng = np.random.default_rng(21)
+    scenes = [maker.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(8)]
+
+    def backs_found() -> tuple[int, int]:
+        found = total = 0
+        for sc in scenes:
+            d = rec.detect(sc.image)
+            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
+            iou = quad_iou_boxes(truth, d.boxes)
+            for i in np.flatnonzero(np.array(sc.codes) == "BK"):
+                total += 1
+                found += bool(((iou[i] >= 0.5) & (d.codes == "BK")).any())
+        return found, total
+
+    found, total = backs_found()
+    monkeypatch.setattr(pipeline, "SMALL_BACK_AREA", 0.0)
+    before, _ = backs_found()
+    assert total >= 25 and found > before  # 26 and 23 of 32 (thirty-fourth session)
+    assert found >= 0.75 * total
