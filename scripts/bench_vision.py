@@ -213,7 +213,13 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
 
 
 def synth_eval(
-    models: Path, size: tuple[int, int], n: int, seed: int, american: bool, threads: int = 2
+    models: Path,
+    size: tuple[int, int],
+    n: int,
+    seed: int,
+    american: bool,
+    threads: int = 2,
+    kinds: Counter[str] | None = None,
 ) -> tuple[Tally, list[float]]:
     """Recognise synthetic scenes: a busy 1280x720 table, or American-only faces.
 
@@ -224,7 +230,9 @@ def synth_eval(
     60 % rule, some of them wholly outside, and mirrored tiles with no truth).  A tile the
     picture's edge cuts (12-18 % of the American scenes' tiles) is boxed in the truth as far as it
     is seen, as photo labels box it (:func:`vision.pipeline.clip_boxes`); until the thirtieth
-    session its truth box ran on outside the picture, where no box of a detector can follow."""
+    session its truth box ran on outside the picture, where no box of a detector can follow.
+
+    ``kinds``: counts, when given, of how each truth tile came out (:func:`miss_kinds`)."""
     from scripts.synth_scenes import SceneMaker
     from vision.pipeline import TileRecognizer, clip_boxes
 
@@ -244,7 +252,41 @@ def synth_eval(
             d = d[~np.any(inside_quads(d.centres, sc.ignored), axis=1)]
         truth = clip_boxes(np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1), sc.image.shape)
         tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, list(sc.codes))
+        if kinds is not None:
+            kinds.update(miss_kinds(d.boxes, [str(c) for c in d.codes], truth, [str(c) for c in sc.codes]))
     return tally, times
+
+
+def miss_kinds(boxes: np.ndarray, codes: list[str], truth: np.ndarray, truth_codes: list[str]) -> Counter[str]:
+    """How each truth tile came out, by the box that overlaps it most: ``right`` (IoU 0.5 or more,
+    its code), ``misread X->Y`` (IoU 0.5 or more, another code), ``part of the tile boxed`` (IoU
+    0.2-0.5: half a tile, or a box not turned to it), ``back, no box`` / ``no box`` (under 0.2; a
+    plain back ``BK`` apart, the American scenes' weakest tile)."""
+    out: Counter[str] = Counter()
+    n = len(boxes)
+    iou = quad_iou_boxes(np.asarray(truth, np.float32), np.asarray(boxes, np.float32)) if n else None
+    for i, code in enumerate(truth_codes):
+        j = int(iou[i].argmax()) if iou is not None else -1
+        best = float(iou[i, j]) if iou is not None else 0.0
+        if best >= 0.5:
+            out["right" if codes[j] == code else f"misread {code}->{codes[j]}"] += 1
+        elif best >= 0.2:
+            out["part of the tile boxed"] += 1
+        else:
+            out["back, no box" if code == "BK" else "no box"] += 1
+    return out
+
+
+def print_misses(kinds: Counter[str]) -> None:
+    """One line of :func:`miss_kinds`' counts: what the tiles not read right came to."""
+    total = sum(kinds.values())
+    misread = Counter({k.split(" ", 1)[1]: v for k, v in kinds.items() if k.startswith("misread ")})
+    other = {k: v for k, v in kinds.items() if k != "right" and not k.startswith("misread ")}
+    missed = total - kinds["right"]
+    parts = [f"{k} {v}" for k, v in sorted(other.items(), key=lambda kv: -kv[1])]
+    top = ", ".join(f"{k} x{v}" for k, v in misread.most_common(3))
+    parts.append(f"misread {sum(misread.values())}" + (f" ({top})" if top else ""))
+    print(f"  not read right: {missed} of {total} tiles: " + "; ".join(parts))
 
 
 def inside_quads(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
@@ -386,6 +428,10 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="only the first N valid photos")
     ap.add_argument("--frames", type=int, default=20, help="synthetic 1280x720 frames")
     ap.add_argument("--american", type=int, default=40, help="synthetic American scenes")
+    ap.add_argument("--american-seeds", default="21,33,34,35,41,42",
+                    help="scene seeds for the American scenes, comma-separated: the first is read in full "
+                         "(per class), each one's per-tile accuracy and their mean are printed (one seed's "
+                         "scenes move the figure by as much as most changes do)")
     ap.add_argument("--enlarged", type=int, default=3,
                     help="also read every Nth valid photo enlarged 2x (1280x1280), as a phone at a higher "
                          "resolution takes the same close-up (0: skip)")
@@ -455,7 +501,9 @@ def main() -> None:
         )
         print_summary("ours 1280x720", fr, t_fr)
     if args.american:
-        am, t_am = synth_eval(args.models, (640, 480), args.american, 21, True, args.threads)
+        seeds = [int(x) for x in str(args.american_seeds).split(",") if x.strip()] or [21]
+        kinds: Counter[str] = Counter()
+        am, t_am = synth_eval(args.models, (640, 480), args.american, seeds[0], True, args.threads, kinds)
         acc = am.tp / max(sum(am.per_truth.values()), 1)
         print(
             f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
@@ -469,6 +517,14 @@ def main() -> None:
         print_summary("  as detections", am, t_am)  # false tiles too: a phantom joker misleads a player
         for code, n, r, _, _, top in am.class_rows():
             print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  {top}")
+        if len(seeds) > 1:
+            accs = [acc]
+            for seed in seeds[1:]:
+                other, _ = synth_eval(args.models, (640, 480), args.american, seed, True, args.threads, kinds)
+                accs.append(other.tp / max(sum(other.per_truth.values()), 1))
+            print(f"\nsynthetic American scenes over {len(seeds)} seeds ({args.american} scenes each): per-tile accuracy "
+                  + " / ".join(f"{s}: {a:.4f}" for s, a in zip(seeds, accs, strict=True)) + f"; mean {float(np.mean(accs)):.4f}")
+        print_misses(kinds)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""The benchmark's own bookkeeping: how each truth tile of a synthetic scene came out."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from scripts.bench_vision import miss_kinds, print_misses
+
+
+def test_miss_kinds_names_how_each_truth_tile_came_out(capsys) -> None:  # type: ignore[no-untyped-def]
+    truth = np.array(
+        [[0, 0, 30, 40], [40, 0, 70, 40], [80, 0, 110, 40], [120, 0, 150, 40], [160, 0, 190, 40]], np.float32
+    )
+    codes = ["5D", "4D", "J", "BK", "F"]
+    boxes = np.array(
+        [
+            [1, 1, 30, 40],  # the 5D, read right
+            [40, 0, 70, 38],  # the 4D, read as 2D
+            [80, 0, 95, 25],  # a corner of the joker: IoU 0.31
+            [300, 300, 330, 340],  # nothing there
+        ],
+        np.float32,
+    )
+    kinds = miss_kinds(boxes, ["5D", "2D", "J", "N"], truth, codes)
+    assert kinds == Counter(
+        {"right": 1, "misread 4D->2D": 1, "part of the tile boxed": 1, "back, no box": 1, "no box": 1}
+    )
+    assert miss_kinds(np.zeros((0, 4), np.float32), [], truth, codes) == Counter({"no box": 4, "back, no box": 1})
+    print_misses(kinds + Counter({"misread 4D->2D": 2, "right": 5}))
+    line = capsys.readouterr().out
+    assert "not read right: 6 of 12 tiles" in line and "misread 3 (4D->2D x3)" in line
+    assert "part of the tile boxed 1" in line and "back, no box 1" in line
