@@ -220,6 +220,7 @@ def synth_eval(
     american: bool,
     threads: int = 2,
     kinds: Counter[str] | None = None,
+    views: Counter[str] | None = None,
 ) -> tuple[Tally, list[float]]:
     """Recognise synthetic scenes: a busy 1280x720 table, or American-only faces.
 
@@ -232,7 +233,9 @@ def synth_eval(
     is seen, as photo labels box it (:func:`vision.pipeline.clip_boxes`); until the thirtieth
     session its truth box ran on outside the picture, where no box of a detector can follow.
 
-    ``kinds``: counts, when given, of how each truth tile came out (:func:`miss_kinds`)."""
+    ``kinds``: counts, when given, of how each truth tile came out (:func:`miss_kinds`); ``views``
+    (with ``kinds``): how many tiles lie wholly in view and how many the picture's edge cuts
+    (:func:`cut_by_edge`), and how many of each were read right."""
     from scripts.synth_scenes import SceneMaker
     from vision.pipeline import TileRecognizer, clip_boxes
 
@@ -253,28 +256,41 @@ def synth_eval(
         truth = clip_boxes(np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1), sc.image.shape)
         tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, list(sc.codes))
         if kinds is not None:
-            kinds.update(miss_kinds(d.boxes, [str(c) for c in d.codes], truth, [str(c) for c in sc.codes]))
+            came = miss_kinds(d.boxes, [str(c) for c in d.codes], truth, [str(c) for c in sc.codes])
+            kinds.update(came)
+            if views is not None:
+                for kind, cut in zip(came, cut_by_edge(sc.quads, sc.image.shape), strict=True):
+                    where = "cut by the picture's edge" if cut else "wholly in view"
+                    views[where] += 1
+                    views[where + ", read right"] += kind == "right"
     return tally, times
 
 
-def miss_kinds(boxes: np.ndarray, codes: list[str], truth: np.ndarray, truth_codes: list[str]) -> Counter[str]:
+def miss_kinds(boxes: np.ndarray, codes: list[str], truth: np.ndarray, truth_codes: list[str]) -> list[str]:
     """How each truth tile came out, by the box that overlaps it most: ``right`` (IoU 0.5 or more,
     its code), ``misread X->Y`` (IoU 0.5 or more, another code), ``part of the tile boxed`` (IoU
     0.2-0.5: half a tile, or a box not turned to it), ``back, no box`` / ``no box`` (under 0.2; a
     plain back ``BK`` apart, the American scenes' weakest tile)."""
-    out: Counter[str] = Counter()
-    n = len(boxes)
-    iou = quad_iou_boxes(np.asarray(truth, np.float32), np.asarray(boxes, np.float32)) if n else None
+    out: list[str] = []
+    iou = quad_iou_boxes(np.asarray(truth, np.float32), np.asarray(boxes, np.float32)) if len(boxes) else None
     for i, code in enumerate(truth_codes):
         j = int(iou[i].argmax()) if iou is not None else -1
         best = float(iou[i, j]) if iou is not None else 0.0
         if best >= 0.5:
-            out["right" if codes[j] == code else f"misread {code}->{codes[j]}"] += 1
+            out.append("right" if codes[j] == code else f"misread {code}->{codes[j]}")
         elif best >= 0.2:
-            out["part of the tile boxed"] += 1
+            out.append("part of the tile boxed")
         else:
-            out["back, no box" if code == "BK" else "no box"] += 1
+            out.append("back, no box" if code == "BK" else "no box")
     return out
+
+
+def cut_by_edge(quads: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``(N,)``: whether each tile's quad runs outside a picture of ``shape`` (a tile the picture's
+    edge cuts: the scenes keep one 60 % or more inside)."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    h, w = shape[:2]
+    return np.any((q[..., 0] < 0) | (q[..., 1] < 0) | (q[..., 0] > w) | (q[..., 1] > h), axis=1)
 
 
 def print_misses(kinds: Counter[str]) -> None:
@@ -503,7 +519,8 @@ def main() -> None:
     if args.american:
         seeds = [int(x) for x in str(args.american_seeds).split(",") if x.strip()] or [21]
         kinds: Counter[str] = Counter()
-        am, t_am = synth_eval(args.models, (640, 480), args.american, seeds[0], True, args.threads, kinds)
+        views: Counter[str] = Counter()
+        am, t_am = synth_eval(args.models, (640, 480), args.american, seeds[0], True, args.threads, kinds, views)
         acc = am.tp / max(sum(am.per_truth.values()), 1)
         print(
             f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
@@ -520,11 +537,14 @@ def main() -> None:
         if len(seeds) > 1:
             accs = [acc]
             for seed in seeds[1:]:
-                other, _ = synth_eval(args.models, (640, 480), args.american, seed, True, args.threads, kinds)
+                other, _ = synth_eval(args.models, (640, 480), args.american, seed, True, args.threads, kinds, views)
                 accs.append(other.tp / max(sum(other.per_truth.values()), 1))
             print(f"\nsynthetic American scenes over {len(seeds)} seeds ({args.american} scenes each): per-tile accuracy "
                   + " / ".join(f"{s}: {a:.4f}" for s, a in zip(seeds, accs, strict=True)) + f"; mean {float(np.mean(accs)):.4f}")
         print_misses(kinds)
+        for where in ("wholly in view", "cut by the picture's edge"):
+            n, right = views[where], views[where + ", read right"]
+            print(f"  tiles {where}: {right} of {n} read right ({right / max(n, 1):.4f})")
 
 
 if __name__ == "__main__":

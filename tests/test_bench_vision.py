@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from scripts.bench_vision import miss_kinds, print_misses
+from scripts.bench_vision import cut_by_edge, miss_kinds, print_misses
 
 
 def test_miss_kinds_names_how_each_truth_tile_came_out(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -23,12 +23,21 @@ def test_miss_kinds_names_how_each_truth_tile_came_out(capsys) -> None:  # type:
         ],
         np.float32,
     )
-    kinds = miss_kinds(boxes, ["5D", "2D", "J", "N"], truth, codes)
+    kinds = Counter(miss_kinds(boxes, ["5D", "2D", "J", "N"], truth, codes))
     assert kinds == Counter(
         {"right": 1, "misread 4D->2D": 1, "part of the tile boxed": 1, "back, no box": 1, "no box": 1}
     )
-    assert miss_kinds(np.zeros((0, 4), np.float32), [], truth, codes) == Counter({"no box": 4, "back, no box": 1})
+    assert miss_kinds(np.zeros((0, 4), np.float32), [], truth, codes) == ["no box"] * 3 + ["back, no box", "no box"]
     print_misses(kinds + Counter({"misread 4D->2D": 2, "right": 5}))
     line = capsys.readouterr().out
     assert "not read right: 6 of 12 tiles" in line and "misread 3 (4D->2D x3)" in line
     assert "part of the tile boxed 1" in line and "back, no box 1" in line
+
+
+def test_cut_by_edge_finds_the_tiles_that_run_outside_the_picture() -> None:
+    def quad(x: float, y: float) -> list[list[float]]:
+        return [[x, y], [x + 30, y], [x + 30, y + 40], [x, y + 40]]
+
+    quads = np.array([quad(10, 10), quad(-5, 10), quad(300, 100), quad(610, 100), quad(10, 450)], np.float32)
+    assert cut_by_edge(quads, (480, 640, 3)).tolist() == [False, True, False, False, True]
+    assert cut_by_edge(quads, (480, 620, 3)).tolist() == [False, True, False, True, True]
