@@ -376,11 +376,12 @@ class TileRecognizer:
         ``tile_px``) each quad is turned to its tile's edges (:func:`vision.detect.refine_angles`),
         a photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`),
         and the scale is chosen by how the tiles read (:data:`PHOTO_SCALES`), so the tiles are
-        classified too, as :meth:`detect` does.  The image is not validated here.
+        classified too, as :meth:`detect` does, and a back boxed small is grown
+        (:func:`grown_backs`).  The image is not validated here.
         """
         if tile_px is None:
             det, score = self._read_photo(without_light(image_bgr) if self.lamp else image_bgr)
-            return det.quads, score
+            return grown_backs(det, score).quads, score
         _, quads, score, _, _, _ = self._localize(image_bgr, tile_px, None)
         return quads, score
 
