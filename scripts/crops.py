@@ -320,8 +320,9 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
 
 def _pipeline_digest() -> str:
     """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
-    settings that move its quads (scales, unsqueezing, angle refinement, second boxes) and the
-    classifier's sha256 (it chooses how far a squeezed photo is unsqueezed)."""
+    settings that move its quads (scales, unsqueezing, angle refinement, doubtful turns, second
+    boxes, grown backs) and the classifier's sha256 (it chooses how far a squeezed photo is
+    unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
     from vision import detect, pipeline
@@ -333,6 +334,9 @@ def _pipeline_digest() -> str:
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
+    # the nineteenth session's doubtful turns, the thirty-fourth's tie and grown backs
+    h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, pipeline.SMALL_BACK_AREA,
+                   pipeline.BACK_NEIGHBOURS)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]
