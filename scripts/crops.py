@@ -334,9 +334,9 @@ def _pipeline_digest() -> str:
     h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
-    # the nineteenth session's doubtful turns, the thirty-fourth's tie and grown backs
+    # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps
     h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, pipeline.SMALL_BACK_AREA,
-                   pipeline.BACK_NEIGHBOURS)).encode())
+                   pipeline.BACK_NEIGHBOURS, pipeline.GAP_SHARE, pipeline.GAP_COLOUR)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]
