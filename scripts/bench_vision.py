@@ -532,8 +532,8 @@ def main() -> None:
             f"read right {right / max(seen, 1):.4f} of those"
         )
         print_summary("  as detections", am, t_am)  # false tiles too: a phantom joker misleads a player
-        for code, n, r, _, _, top in am.class_rows():
-            print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  {top}")
+        for code, n, r, p, _, top in am.class_rows():  # precision: a phantom back spoils a tile count
+            print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  precision {p:.3f}  {top}")
         if len(seeds) > 1:
             accs = [acc]
             for seed in seeds[1:]:
