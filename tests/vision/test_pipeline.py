@@ -549,6 +549,22 @@ def test_clip_boxes_keeps_boxes_within_the_image() -> None:
     assert clip_boxes(np.zeros((0, 4), np.float32), (60, 100)).shape == (0, 4)
 
 
+def american_scenes(seed: int, n: int, **kw: float) -> list:  # type: ignore[type-arg]
+    """The first ``n`` of the bench's synthetic American scenes of ``seed`` (640x480; ``kw`` for
+    :class:`scripts.synth_scenes.SceneMaker`, e.g. ``back_share``)."""
+    from scripts.bench_vision import american_faces
+    from scripts.synth_scenes import SceneMaker
+
+    maker = SceneMaker(seed=seed, faces=american_faces(seed), in_view=True, **kw)
+    rng = np.random.default_rng(seed)
+    return [maker.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(n)]
+
+
+def truth_bounds(scene) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A synthetic scene's true tiles as upright boxes."""
+    return np.concatenate([scene.quads.min(axis=1), scene.quads.max(axis=1)], axis=1).astype(np.float32)
+
+
 def _quad(cx: float, cy: float, w: float, h: float) -> list[list[float]]:
     return [[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2], [cx - w / 2, cy + h / 2]]
 
@@ -582,20 +598,14 @@ def test_backs_among_face_up_tiles_are_boxed_whole(monkeypatch) -> None:  # type
     """Synthetic American scenes with a third of their tiles face down: the localiser often boxes
     only a back's coloured panel, which grown_backs grows to its neighbours' size."""
     import vision.pipeline as pipeline
-    from scripts.bench_vision import american_faces
-    from scripts.synth_scenes import SceneMaker
-
     rec = pipeline.TileRecognizer(REPO / "models")
-    maker = SceneMaker(seed=21, faces=american_faces(21), in_view=True, back_share=0.3)
-    rng = np.random.default_rng(21)
-    scenes = [maker.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(8)]
+    scenes = american_scenes(21, 8, back_share=0.3)
 
     def backs_found() -> tuple[int, int]:
         found = total = 0
         for sc in scenes:
             d = rec.detect(sc.image)
-            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
-            iou = quad_iou_boxes(truth, d.boxes)
+            iou = quad_iou_boxes(truth_bounds(sc), d.boxes)
             for i in np.flatnonzero(np.array(sc.codes) == "BK"):
                 total += 1
                 found += bool(((iou[i] >= 0.5) & (d.codes == "BK")).any())
@@ -637,19 +647,14 @@ def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None
     """The bench's American scenes of seed 35: the localiser finds bare table in a tile-sized gap of
     a grid as it finds a back, and the classifier reads it as one."""
     import vision.pipeline as pipeline
-    from scripts.bench_vision import american_faces
-    from scripts.synth_scenes import SceneMaker
-
     rec = pipeline.TileRecognizer(REPO / "models")
-    maker = SceneMaker(seed=35, faces=american_faces(35), in_view=True)
-    rng = np.random.default_rng(35)
-    scenes = [maker.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(30)]
+    scenes = american_scenes(35, 30)
 
     def backs() -> tuple[int, int]:
         right = false = 0
         for sc in scenes:
             d = rec.detect(sc.image)
-            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
+            truth = truth_bounds(sc)
             for k in np.flatnonzero(d.codes == "BK"):
                 iou = quad_iou_boxes(d.boxes[k : k + 1], truth)[0]
                 j = int(iou.argmax())
