@@ -270,11 +270,7 @@ class TileRecognizer:
         if self.lamp:  # a washed-out photo is stretched too, never a table frame (its own target)
             img, gains, levels = light_corrections(img, LEVELS if tile_px is None else None)
         if tile_px is None:
-            out, objectness = self._read_photo(img)
-            if len(out):  # the table seen through a gap is no face-down tile
-                real = ~table_gaps(img, out)
-                out, objectness = out[real], objectness[real]
-            out = grown_backs(out, objectness)
+            out, objectness = self._photo_tiles(img)
             if self.min_score > 0 and len(out):
                 out = out[out.confidence * objectness >= self.min_score]
             if len(out):
@@ -289,6 +285,16 @@ class TileRecognizer:
             out.meta["levels"] = [round(float(v), 3) for v in levels]
         out.meta["ms"] = _ms(t0)
         return out
+
+    def _photo_tiles(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
+        """Every tile of a photo (:meth:`_read_photo`) less the backs that are the table seen
+        through a gap (:func:`table_gaps`), each back boxed small grown (:func:`grown_backs`):
+        ``(tiles, objectness)``."""
+        out, objectness = self._read_photo(img)
+        if len(out):  # the table seen through a gap is no face-down tile
+            real = ~table_gaps(img, out)
+            out, objectness = out[real], objectness[real]
+        return grown_backs(out, objectness), objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
         """A photo read at each of :data:`PHOTO_SCALES` in turn until one reads well
@@ -384,12 +390,8 @@ class TileRecognizer:
         image is not validated here.
         """
         if tile_px is None:
-            img = without_light(image_bgr) if self.lamp else image_bgr
-            det, score = self._read_photo(img)
-            if len(det):
-                real = ~table_gaps(img, det)
-                det, score = det[real], score[real]
-            return grown_backs(det, score).quads, score
+            det, score = self._photo_tiles(without_light(image_bgr) if self.lamp else image_bgr)
+            return det.quads, score
         _, quads, score, _, _, _ = self._localize(image_bgr, tile_px, None)
         return quads, score
 
