@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,21 +234,14 @@ def synth_eval(
     is seen, as photo labels box it (:func:`vision.pipeline.clip_boxes`); until the thirtieth
     session its truth box ran on outside the picture, where no box of a detector can follow.
 
-    ``kinds``: counts, when given, of how each truth tile came out (:func:`miss_kinds`); ``views``
-    (with ``kinds``): how many tiles lie wholly in view and how many the picture's edge cuts
-    (:func:`cut_by_edge`), and how many of each were read right."""
-    from scripts.synth_scenes import SceneMaker
+    ``kinds``: counts, when given, of how each truth tile came out (:func:`miss_kinds`); ``views``:
+    how many tiles lie wholly in view and how many the picture's edge cuts (:func:`cut_by_edge`),
+    and how many of each were read right."""
     from vision.pipeline import TileRecognizer, clip_boxes
 
     rec = TileRecognizer(models, threads=threads)
-    faces = american_faces(seed) if american else None
-    maker = SceneMaker(seed=seed, faces=faces, in_view=True)
-    rng = np.random.default_rng(seed)
     tally, times = Tally(), []
-    w, h = size
-    short = (34.0, 50.0) if w >= 1000 else (30.0, 50.0)
-    for _ in range(n):
-        sc = maker.scene(w, h, rng, short=short, layouts=(7, 10) if w >= 1000 else (2, 6))
+    for sc in bench_scenes(size, n, seed, american):
         t0 = time.perf_counter()
         d = rec.detect(sc.image)
         times.append((time.perf_counter() - t0) * 1000)
@@ -255,15 +249,31 @@ def synth_eval(
             d = d[~np.any(inside_quads(d.centres, sc.ignored), axis=1)]
         truth = clip_boxes(np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1), sc.image.shape)
         tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, list(sc.codes))
+        if kinds is None and views is None:
+            continue
+        came = miss_kinds(d.boxes, [str(c) for c in d.codes], truth, [str(c) for c in sc.codes])
         if kinds is not None:
-            came = miss_kinds(d.boxes, [str(c) for c in d.codes], truth, [str(c) for c in sc.codes])
             kinds.update(came)
-            if views is not None:
-                for kind, cut in zip(came, cut_by_edge(sc.quads, sc.image.shape), strict=True):
-                    where = "cut by the picture's edge" if cut else "wholly in view"
-                    views[where] += 1
-                    views[where + ", read right"] += kind == "right"
+        if views is not None:
+            for kind, cut in zip(came, cut_by_edge(sc.quads, sc.image.shape), strict=True):
+                where = "cut by the picture's edge" if cut else "wholly in view"
+                views[where] += 1
+                views[where + ", read right"] += kind == "right"
     return tally, times
+
+
+def bench_scenes(size: tuple[int, int], n: int, seed: int, american: bool, **maker: Any) -> Iterator[Any]:
+    """The bench's ``n`` synthetic scenes of ``seed`` (:class:`scripts.synth_scenes.Scene`), drawn
+    in view: a busy table at 1280x720 and up, else a few groups (American faces when ``american``).
+    ``maker``: more :class:`scripts.synth_scenes.SceneMaker` options (tests draw more backs)."""
+    from scripts.synth_scenes import SceneMaker
+
+    gen = SceneMaker(seed=seed, faces=american_faces(seed) if american else None, in_view=True, **maker)
+    rng = np.random.default_rng(seed)
+    w, h = size
+    big = w >= 1000
+    for _ in range(n):
+        yield gen.scene(w, h, rng, short=(34.0, 50.0) if big else (30.0, 50.0), layouts=(7, 10) if big else (2, 6))
 
 
 def miss_kinds(boxes: np.ndarray, codes: list[str], truth: np.ndarray, truth_codes: list[str]) -> list[str]:
@@ -286,8 +296,9 @@ def miss_kinds(boxes: np.ndarray, codes: list[str], truth: np.ndarray, truth_cod
 
 
 def cut_by_edge(quads: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``(N,)``: whether each tile's quad runs outside a picture of ``shape`` (a tile the picture's
-    edge cuts: the scenes keep one 60 % or more inside)."""
+    """``(N,)``: whether each tile's quad runs outside a picture of ``shape``: a tile the picture's
+    edge cuts (the scenes keep one :data:`scripts.synth_scenes.IN_VIEW` or more inside,
+    :func:`scripts.synth_scenes.in_view`)."""
     q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
     h, w = shape[:2]
     return np.any((q[..., 0] < 0) | (q[..., 1] < 0) | (q[..., 0] > w) | (q[..., 1] > h), axis=1)

@@ -552,12 +552,9 @@ def test_clip_boxes_keeps_boxes_within_the_image() -> None:
 def american_scenes(seed: int, n: int, **kw: float) -> list:  # type: ignore[type-arg]
     """The first ``n`` of the bench's synthetic American scenes of ``seed`` (640x480; ``kw`` for
     :class:`scripts.synth_scenes.SceneMaker`, e.g. ``back_share``)."""
-    from scripts.bench_vision import american_faces
-    from scripts.synth_scenes import SceneMaker
+    from scripts.bench_vision import bench_scenes
 
-    maker = SceneMaker(seed=seed, faces=american_faces(seed), in_view=True, **kw)
-    rng = np.random.default_rng(seed)
-    return [maker.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(n)]
+    return list(bench_scenes((640, 480), n, seed, True, **kw))
 
 
 def truth_bounds(scene) -> np.ndarray:  # type: ignore[no-untyped-def]
