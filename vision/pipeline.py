@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companion.rules.tiles import BACK
 from vision.classify import quad_aspect
 from vision.detect import (
     ANGLE_COHERENCE,
@@ -645,7 +646,6 @@ its face-up neighbours (:data:`BACK_NEIGHBOURS`, each scoring :data:`MIN_SCORE` 
 about its centre to that area (:func:`grown_backs`)."""
 BACK_NEIGHBOURS = 6
 """How many of the nearest face-up tiles a back is measured against; none is grown among fewer."""
-BACK_CODE = "BK"
 
 
 def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detections:
@@ -653,7 +653,7 @@ def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detecti
     size (:data:`SMALL_BACK_AREA`).  A back is a plain coloured face: the localiser often boxes
     only its coloured panel, inside the tile's rim, where a face-up tile's print gives it no such
     choice; a tile of the same set is the same size as its neighbours."""
-    back = det.codes == BACK_CODE
+    back = det.codes == BACK
     face = ~back & (np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE)
     if not back.any() or face.sum() < BACK_NEIGHBOURS:
         return det
@@ -696,7 +696,7 @@ def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray
     American scene seeds 2 of 146 backs matched a tenth of the table's pixels, and 18 of the 20
     backs returned on no tile did (thirty-fourth session; docs/recognition.md)."""
     out = np.zeros(len(det), bool)
-    backs = np.flatnonzero(det.codes == BACK_CODE)
+    backs = np.flatnonzero(det.codes == BACK)
     if not len(backs):
         return out
     h, w = image_bgr.shape[:2]
