@@ -321,7 +321,7 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
 def _pipeline_digest() -> str:
     """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
     settings that move its quads (scales, unsqueezing, angle refinement, doubtful turns, second
-    boxes, grown backs) and the classifier's sha256 (it chooses how far a squeezed photo is
+    boxes, grown backs, backs found as plain patches) and the classifier's sha256 (it chooses how far a squeezed photo is
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
@@ -337,6 +337,9 @@ def _pipeline_digest() -> str:
     # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps
     h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, pipeline.SMALL_BACK_AREA,
                    pipeline.BACK_NEIGHBOURS, pipeline.GAP_SHARE, pipeline.GAP_COLOUR)).encode())
+    # the thirty-fifth session's backs found as plain patches
+    h.update(repr((pipeline.PLAIN_BACKS, pipeline.PLAIN_BACK_SURE, pipeline.PLAIN_PATCH_PX, pipeline.PLAIN_PATCH_FILL, pipeline.PLAIN_PATCH_CORNERS,
+                   pipeline.PLAIN_PATCH_AREA, pipeline.PLAIN_PATCH_ASPECT, pipeline.PLAIN_PATCH_EDGES)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

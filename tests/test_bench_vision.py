@@ -41,3 +41,16 @@ def test_cut_by_edge_finds_the_tiles_that_run_outside_the_picture() -> None:
     quads = np.array([quad(10, 10), quad(-5, 10), quad(300, 100), quad(610, 100), quad(10, 450)], np.float32)
     assert cut_by_edge(quads, (480, 640, 3)).tolist() == [False, True, False, False, True]
     assert cut_by_edge(quads, (480, 620, 3)).tolist() == [False, True, False, True, True]
+
+
+def test_the_tally_counts_backs_returned_where_no_tile_is_labelled() -> None:
+    from scripts.bench_vision import Tally
+
+    truth = np.array([[0, 0, 10, 14], [20, 0, 30, 14]], np.float32)
+    boxes = np.array([[0, 0, 10, 14], [21, 0, 31, 14], [50, 50, 60, 64], [5, 0, 15, 14]], np.float32)
+    t = Tally()
+    # a back on a labelled back, one on a labelled face-up tile (a misread), one on nothing, one half over a tile
+    t.add(boxes, ["BK", "BK", "BK", "5D"], np.ones(4, np.float32), truth, ["BK", "5D"])
+    assert t.backs_unlabelled == 1 and t.tp == 1
+    t.add(boxes[2:3], ["BK"], np.ones(1, np.float32), np.zeros((0, 4), np.float32), [])
+    assert t.backs_unlabelled == 2

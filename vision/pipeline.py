@@ -28,6 +28,7 @@ from vision.detect import (
     edge_turns,
     quad_iou_boxes,
     quad_params,
+    shrink,
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
@@ -288,10 +289,20 @@ class TileRecognizer:
         return out
 
     def _photo_tiles(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """Every tile of a photo (:meth:`_read_photo`) less the backs that are the table seen
+        """Every tile of a photo (:meth:`_read_photo`) and the face-down tiles that the localiser
+        missed, found as plain patches that the classifier reads as backs surely
+        (:func:`plain_patches`, :data:`PLAIN_BACK_SURE`), less the backs that are the table seen
         through a gap (:func:`table_gaps`), each back boxed small grown (:func:`grown_backs`):
         ``(tiles, objectness)``."""
         out, objectness = self._read_photo(img)
+        patches = plain_patches(img, out, objectness) if PLAIN_BACKS else np.zeros((0, 4, 2), np.float32)
+        if len(patches):  # face-down tiles the localiser missed: plain patches read as backs
+            read = self.classify(img, patches)
+            sure = np.flatnonzero((read.codes == BACK) & (read.confidence >= PLAIN_BACK_SURE))
+            if len(sure):
+                read = read[sure]
+                read.meta["objectness"] = np.ones(len(read), np.float32)
+                out, objectness = out.joined(read), np.concatenate([objectness, np.ones(len(read), np.float32)])
         if len(out):  # the table seen through a gap is no face-down tile
             real = ~table_gaps(img, out)
             out, objectness = out[real], objectness[real]
@@ -386,8 +397,9 @@ class TileRecognizer:
         ``tile_px``) each quad is turned to its tile's edges (:func:`vision.detect.refine_angles`),
         a photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`),
         and the scale is chosen by how the tiles read (:data:`PHOTO_SCALES`), so the tiles are
-        classified too, as :meth:`detect` does: a back that is the table seen through a gap is
-        dropped (:func:`table_gaps`) and a back boxed small is grown (:func:`grown_backs`).  The
+        classified too, as :meth:`detect` does: backs the localiser missed are added
+        (:func:`plain_patches`), a back that is the table seen through a gap is dropped
+        (:func:`table_gaps`) and a back boxed small is grown (:func:`grown_backs`).  The
         image is not validated here.
         """
         if tile_px is None:
@@ -674,6 +686,82 @@ def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detecti
         return det
     boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
     return replace(det, boxes=boxes, quads=quads.astype(np.float32))
+
+
+PLAIN_BACKS = True
+PLAIN_BACK_SURE = 0.8
+"""A plain patch (:func:`plain_patches`) is returned as a face-down tile (``BK``) when the
+classifier reads it as one this surely; its objectness is then 1."""
+PLAIN_PATCH_PX = 16.0
+"""The tiles' median short side, in pixels, at which :func:`plain_patches` looks (larger
+pictures are shrunk to it by area, smaller ones are not grown)."""
+PLAIN_PATCH_FILL = 0.8
+"""How much of its smallest enclosing rectangle a plain patch fills, at least."""
+PLAIN_PATCH_AREA = (0.3, 1.1)
+"""A plain patch's area, against the median area of the tiles found."""
+PLAIN_PATCH_CORNERS = 0.04
+"""A plain patch's outline, simplified to within this share of its perimeter
+(``cv2.approxPolyDP`` of its convex hull), has four corners."""
+PLAIN_PATCH_ASPECT = (1.05, 1.8)
+"""Its enclosing rectangle's long side over its short side (a tile's face is about 1.3)."""
+PLAIN_PATCH_EDGES = (30.0, 90.0)
+"""Canny's thresholds on each CIELAB channel: the edges that bound a patch."""
+
+
+def plain_patches(
+    image_bgr: npt.NDArray[np.uint8], det: Detections, objectness: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """``(M, 4, 2)`` quads, each tile-sized, about a plain patch of the picture that no tile found
+    covers: a region that the edges of every CIELAB channel enclose, of a tile's area
+    (:data:`PLAIN_PATCH_AREA`) and shape (:data:`PLAIN_PATCH_ASPECT`), filling its rectangle
+    (:data:`PLAIN_PATCH_FILL`) with four corners (:data:`PLAIN_PATCH_CORNERS`).  Such a patch is
+    where a face-down tile the localiser missed lies: a back is a plain coloured panel inside a
+    rim, and the photo localiser misses green backs most, perhaps taking them for the green felt
+    of its photos (thirty-fifth session: 22 of the 32 backs that no box came near over six
+    American scene seeds were green).  Each quad is grown about its centre to the median area of the tiles
+    found, since the panel lies inside the tile's rim.  None is looked for among fewer than
+    :data:`BACK_NEIGHBOURS` tiles scoring :data:`MIN_SCORE`, whose size it is measured by."""
+    none = np.zeros((0, 4, 2), np.float32)
+    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
+    if sure.sum() < BACK_NEIGHBOURS:
+        return none
+    p = quad_params(det.quads[sure])
+    area = float(np.median(p[:, 2] * p[:, 3]))
+    k = min(1.0, PLAIN_PATCH_PX / max(float(np.median(p[:, 2])), 1.0))
+    h, w = image_bgr.shape[:2]
+    small, part = image_bgr, (w, h)
+    if k < 1.0:
+        small, part = shrink(image_bgr, max(1, round(w * k)), max(1, round(h * k)))
+    to_small = np.array([small.shape[1] / part[0], small.shape[0] / part[1]], np.float32)
+    edges = np.zeros(small.shape[:2], np.uint8)
+    for channel in cv2.split(cv2.cvtColor(small, cv2.COLOR_BGR2LAB)):
+        edges = np.maximum(edges, np.asarray(cv2.Canny(channel, *PLAIN_PATCH_EDGES), np.uint8))
+    free = (edges == 0).astype(np.uint8)
+    for q in det.quads * to_small:
+        cv2.fillConvexPoly(free, np.round(q).astype(np.int32), 0)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+    small_area = area * float(to_small[0] * to_small[1])
+    lo, hi = (a * small_area for a in PLAIN_PATCH_AREA)
+    out = []
+    for j in np.flatnonzero((stats[:, cv2.CC_STAT_AREA] >= lo) & (stats[:, cv2.CC_STAT_AREA] <= hi)):
+        if j == 0:
+            continue
+        x, y, bw, bh, size = (int(v) for v in stats[j])
+        ys, xs = np.nonzero(labels[y : y + bh, x : x + bw] == j)
+        hull = cv2.convexHull(np.stack([xs + x, ys + y], axis=1).astype(np.float32))
+        rect = cv2.minAreaRect(hull)
+        rw, rh = rect[1]
+        if rw * rh <= 0 or size / (rw * rh) < PLAIN_PATCH_FILL:
+            continue
+        if len(cv2.approxPolyDP(hull, PLAIN_PATCH_CORNERS * cv2.arcLength(hull, True), True)) != 4:
+            continue  # four corners: a disc (a scoring chip) or a blob is no tile
+        if not PLAIN_PATCH_ASPECT[0] <= max(rw, rh) / min(rw, rh) <= PLAIN_PATCH_ASPECT[1]:
+            continue
+        quad = cv2.boxPoints(rect) / to_small
+        centre = quad.mean(axis=0)
+        grow = max(1.0, float(np.sqrt(small_area / (rw * rh))))
+        out.append(centre + (quad - centre) * grow)
+    return np.asarray(out, np.float32).reshape(-1, 4, 2) if out else none
 
 
 GAP_SHARE = 0.1

@@ -95,6 +95,35 @@ class Detections:
             classes=self.classes,
         )
 
+    def joined(self, other: Detections) -> Detections:
+        """These tiles, then ``other``'s (read by the same classifier): embeddings and
+        probabilities are kept where both have them; a per-tile ``meta['objectness']`` is kept
+        where both have one."""
+        if not len(other):
+            return self
+        if not len(self):
+            return other
+
+        def both(a: FloatArray | None, b: FloatArray | None) -> FloatArray | None:
+            return None if a is None or b is None else np.concatenate([a, b]).astype(np.float32)
+
+        meta = dict(self.meta)
+        mine, theirs = self.meta.get("objectness"), other.meta.get("objectness")
+        if isinstance(mine, np.ndarray) and isinstance(theirs, np.ndarray):
+            meta["objectness"] = np.concatenate([mine, theirs])
+        else:
+            meta.pop("objectness", None)
+        return Detections(
+            boxes=np.concatenate([self.boxes, other.boxes]).astype(np.float32),
+            quads=np.concatenate([self.quads, other.quads]).astype(np.float32),
+            codes=np.concatenate([self.codes, other.codes]),
+            confidence=np.concatenate([self.confidence, other.confidence]).astype(np.float32),
+            embeddings=both(self.embeddings, other.embeddings),
+            meta=meta,
+            probs=both(self.probs, other.probs),
+            classes=self.classes or other.classes,
+        )
+
     @property
     def centres(self) -> FloatArray:
         centres: FloatArray = self.quads.mean(axis=1).astype(np.float32)
