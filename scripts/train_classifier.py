@@ -9,6 +9,8 @@ Data: every labelled tile of tiles-photos-v4/train (jittered each epoch) and a p
 artwork crops (all styles but the held-out one; jokers, flowers and backs drawn fresh), see
 :mod:`scripts.crops`.  Model: a ~115k-parameter CNN on 64 x 48 BGR crops, a 64-d embedding and a
 cosine classifier over the 45 codes; the exported graph averages the crop and its half turn.
+``--device cuda`` (``auto``, the default, takes a GPU when torch sees one) trains on a GPU; the
+crops are still cut and jittered on the CPU, in the same order.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ sys.path.insert(0, str(REPO))  # `python scripts/train_classifier.py` as well as
 
 from companion.rules.tiles import ALL_CODES  # noqa: E402
 from scripts import crops as C  # noqa: E402
+from scripts.devices import DEVICE_HELP, train_device  # noqa: E402
 from vision.classify import CROP_H, CROP_W  # noqa: E402
 
 CLASSES: tuple[str, ...] = ALL_CODES
@@ -241,16 +244,17 @@ def centre_crops(patches: np.ndarray) -> np.ndarray:
 def evaluate(net: nn.Module, x: np.ndarray, y: np.ndarray, symmetric: bool = True) -> float:
     net.eval()
     model = Exported(net) if symmetric else None  # type: ignore[arg-type]
+    device = next(net.parameters()).device
     correct = 0
     for i in range(0, len(x), 512):
-        xb = to_tensor(x[i : i + 512])
+        xb = to_tensor(x[i : i + 512]).to(device)
         logits = model(xb)[0] if model is not None else net(xb)
-        correct += int((logits.argmax(1).numpy() == y[i : i + 512]).sum())
+        correct += int((logits.argmax(1).cpu().numpy() == y[i : i + 512]).sum())
     return correct / max(1, len(x))
 
 
 def export(net: TileNet, out_dir: Path, meta: dict[str, Any]) -> Path:
-    net.eval()
+    net = net.cpu().eval()  # exported from the CPU, wherever it trained
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx_path = out_dir / "classifier.onnx"
     dummy = torch.zeros(1, 3, CROP_H, CROP_W)
@@ -293,7 +297,7 @@ def extra_blocks(path: Path) -> int:
     if path.suffix == ".onnx":
         spec = path.with_suffix(".json")
         return int(json.loads(spec.read_text()).get("extra_blocks", 0)) if spec.is_file() else 0
-    state = torch.load(path, weights_only=False)["model"]
+    state = torch.load(path, weights_only=False, map_location="cpu")["model"]
     return len({k.split(".")[1] for k in state if k.startswith("extra.")})
 
 
@@ -328,6 +332,7 @@ def _checkpoint(path: Path, **state: Any) -> None:
 
 
 def train(args: argparse.Namespace) -> None:
+    device = train_device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     run_dir = REPO / args.run_dir
@@ -384,7 +389,7 @@ def train(args: argparse.Namespace) -> None:
         flush=True,
     )
     net = TileNet(extra=args.extra_blocks)
-    print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
+    print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=5e-4)
     n_items = len(px) + len(sx)
     steps = args.epochs * (n_items // args.batch)
@@ -393,10 +398,11 @@ def train(args: argparse.Namespace) -> None:
     )
     start = 0
     if args.init:
-        init_from(net, args.init, px)
+        init_from(net, args.init, px)  # on the CPU: an ONNX file's BatchNorms are measured there
         print(f"initialised from {args.init}", flush=True)
+    net.to(device)  # its parameters in place: the optimiser holds the same ones, and a loaded state follows them
     if args.resume and ckpt.is_file():
-        st = torch.load(ckpt, weights_only=False)
+        st = torch.load(ckpt, weights_only=False, map_location="cpu")
         net.load_state_dict(st["model"])
         opt.load_state_dict(st["opt"])
         sched.load_state_dict(st["sched"])
@@ -466,8 +472,9 @@ def run_epoch(
                 labels.append(sy[-1 - i])
             if args.light and rng.random() < args.light:
                 crops[-1] = C.bad_light(crops[-1], rng)
-        logits = net(to_tensor(np.stack(crops)))
-        loss = F.cross_entropy(logits, torch.as_tensor(np.array(labels)), label_smoothing=0.1)
+        device = next(net.parameters()).device
+        logits = net(to_tensor(np.stack(crops)).to(device, non_blocking=True))
+        loss = F.cross_entropy(logits, torch.as_tensor(np.array(labels)).to(device), label_smoothing=0.1)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -489,6 +496,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="auto", help=DEVICE_HELP)
     p.add_argument("--synth-per-class", type=int, default=600)
     p.add_argument("--boost", default="",
                    help="extra synthetic crops of some classes, e.g. J:1500,F:800 (weak classes)")
@@ -553,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
         start = args.init or (last if (args.export_only or args.resume) and last.is_file() else None)
         args.extra_blocks = extra_blocks(start) if start else 0
     if args.export_only:
-        st = torch.load(REPO / args.run_dir / "last.pt", weights_only=False)
+        st = torch.load(REPO / args.run_dir / "last.pt", weights_only=False, map_location="cpu")
         net = TileNet(extra=args.extra_blocks)
         net.load_state_dict(st["model"])
         export(net, REPO / args.out, {"seed": args.seed, "epochs": st["epoch"] + 1, "extra_blocks": args.extra_blocks})

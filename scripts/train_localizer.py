@@ -7,6 +7,8 @@ Data: tiles-photos-v4/train (real photos; axis-aligned boxes, polygon rows give 
 with ``--synth F``, a fraction F of synthetic scenes from ``scripts/synth_scenes.py`` (exact quads,
 any rotation).  Every epoch writes ``OUT/last.pt`` (model, optimiser, epoch, RNG state); rerunning
 the same command resumes from it.  ``torch.set_num_threads(1)`` keeps the shared machine usable.
+``--device cuda`` (``auto``, the default, takes a GPU when torch sees one) trains on a GPU: the
+samples are still drawn on the CPU, one process, in the same order as on the CPU.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scripts.devices import DEVICE_HELP, train_device  # noqa: E402
 from scripts.photos import PhotoSample, load_split  # noqa: E402
 from vision.detect import STRIDE, decode, quad_iou_boxes, quad_params, suppress_overlaps  # noqa: E402
 
@@ -157,7 +160,7 @@ def grown_file(path: Path) -> int:
 def grown_checkpoint(path: Path) -> int:
     """How often the net of a run's checkpoint (``last.pt``) was grown: the highest ``--grow`` level
     any of whose blocks it holds."""
-    blocks = {key.split(".")[0] for key in torch.load(path, weights_only=False)["model"]}
+    blocks = {key.split(".")[0] for key in torch.load(path, weights_only=False, map_location="cpu")["model"]}
     return 2 if blocks & set(GROWN_TWICE) else 1 if blocks & set(GROWN) else 0
 
 
@@ -553,15 +556,16 @@ def evaluate(net: LocNet, photos: list[PhotoSample], iou_thr: float = 0.5) -> di
     """Class-agnostic P/R/F1 at IoU >= 0.5 on whole photos resized to SIZE."""
     net.eval()
     export = ExportNet(net).eval()
+    device = next(net.parameters()).device
     tp = fp = fn = 0
     with torch.no_grad():
         for s in photos:
             img = cv2.imread(str(s.image_path))
             h, w = img.shape[:2]
             small = cv2.resize(img, (SIZE, SIZE), interpolation=cv2.INTER_AREA)
-            x = torch.from_numpy(small.transpose(2, 0, 1)[None].astype(np.float32))
+            x = torch.from_numpy(small.transpose(2, 0, 1)[None].astype(np.float32)).to(device)
             peaks, reg = export(x)
-            quads, score = decode(peaks[0].numpy(), reg[0].numpy(), 0.3)
+            quads, score = decode(peaks[0].cpu().numpy(), reg[0].cpu().numpy(), 0.3)
             keep = suppress_overlaps(quads, score)
             quads = quads[keep] * np.array([w / SIZE, h / SIZE], np.float32)
             boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1)
@@ -589,7 +593,7 @@ def match_counts(pred: np.ndarray, truth: np.ndarray, iou_thr: float) -> tuple[i
 
 # ----------------------------------------------------------------------------- main
 def export_onnx(net: LocNet, path: Path) -> None:
-    net.eval()
+    net = net.cpu().eval()  # exported from the CPU, wherever it trained
     model = ExportNet(net).eval()
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(
@@ -655,6 +659,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--init", type=Path, help="start from these weights (fine-tune), not a resume: a run's last.pt or an "
                          "exported .onnx such as models/localizer-table.onnx")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="auto", help=DEVICE_HELP)
     ap.add_argument("--grow", type=int, nargs="?", const=1, default=0, metavar="N",
                     help="add the GROWN residual blocks (N=1, the default), GROWN_TWICE's too (N=2); each is the "
                          "identity at first, so --init from a file grown less starts exactly where that file is")
@@ -693,29 +698,16 @@ def _calibration_batch(seed: int, n: int = 64) -> torch.Tensor:
 
 
 def train(args: argparse.Namespace) -> None:
+    device = train_device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)
     net = LocNet(grow=args.grow)
-    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
-    total = args.epochs * args.steps
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=args.lr, total_steps=total, pct_start=0.1
-    )
     args.out.mkdir(parents=True, exist_ok=True)
     ckpt = args.out / "last.pt"
-    start = 0
-    if ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        net.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        rng.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
-        start = state["epoch"]
-        print(f"resumed from {ckpt} at epoch {start}")
-    elif args.init is not None:
+    state = torch.load(ckpt, weights_only=False, map_location="cpu") if ckpt.is_file() else None
+    if state is None and args.init is not None:
         from scripts.onnx_weights import init_weights
 
         was = grown_file(args.init) if args.init.suffix == ".onnx" else grown_checkpoint(args.init)
@@ -729,10 +721,25 @@ def train(args: argparse.Namespace) -> None:
             missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
         print(f"new layers: {missing}")
         print(f"initialised from {args.init}")
+    net.to(device)  # the optimiser's state follows its parameters there when a checkpoint is loaded
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    total = args.epochs * args.steps
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=args.lr, total_steps=total, pct_start=0.1
+    )
+    start = 0
+    if state is not None:
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        start = state["epoch"]
+        print(f"resumed from {ckpt} at epoch {start}")
     if args.export_only:
         export_onnx(net, args.export)
         return
-    print(f"params: {sum(p.numel() for p in net.parameters())}", flush=True)
+    print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
                     backs_colours(args.backs_ignored))
@@ -742,7 +749,7 @@ def train(args: argparse.Namespace) -> None:
         t0 = time.time()
         sums = np.zeros(3)
         for step in range(args.steps):
-            x, heat, reg, mask, weight = source.batch(args.batch, rng)
+            x, heat, reg, mask, weight = (t.to(device, non_blocking=True) for t in source.batch(args.batch, rng))
             logit, pred = net(x)
             lh = focal_loss(logit, heat, weight)
             lr_ = reg_loss(pred, reg, mask)

@@ -461,3 +461,16 @@ def test_unlabelled_weight_ignores_covered_cells_but_not_a_tile_centre() -> None
     assert (out[:18, :18] == 0).all() and (out[25:, 45:] == 1).all()
     centre = np.argwhere(heat[0] == 1.0)
     assert len(centre) == 1 and out[tuple(centre[0])] == 1.0
+
+
+@needs_torch
+@pytest.mark.parametrize("script", ["scripts/train_localizer.py", "scripts/train_classifier.py"])
+def test_a_gpu_that_is_not_there_is_a_clear_error(script: str, tmp_path: Path) -> None:
+    """``--device`` names where training runs (``auto``: a GPU when torch sees one); a GPU torch
+    does not see stops the run at once, before any data is read, saying so."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    res = subprocess.run([sys.executable, script, "--device", "cuda:99", "--out", str(tmp_path / "x")], cwd=REPO,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert "--device cuda:99: torch" in res.stderr and ("sees no GPU" in res.stderr or "GPU(s)" in res.stderr)
+    assert not (tmp_path / "x").exists()
