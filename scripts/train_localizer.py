@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import math
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -527,9 +530,61 @@ class Source:
         mask = np.stack([mask, mask * (0.0 if loose else 1.0)])
         return img.transpose(2, 0, 1).astype(np.float32), heat, reg, mask, weight
 
-    def batch(self, n: int, rng: np.random.Generator) -> list[torch.Tensor]:
+    def arrays(self, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """``n`` samples stacked: image, heat, regression targets, mask, weight."""
         items = [self.sample(rng) for _ in range(n)]
-        return [torch.from_numpy(np.stack(col)) for col in zip(*items, strict=True)]
+        return [np.stack(col) for col in zip(*items, strict=True)]
+
+    def batch(self, n: int, rng: np.random.Generator) -> list[torch.Tensor]:
+        return [torch.from_numpy(a) for a in self.arrays(n, rng)]
+
+
+_WORKER_SOURCE: Source | None = None
+
+
+def _worker_batch(job: tuple[int, int, int, int]) -> list[np.ndarray]:
+    """A batch drawn in a worker (forked holding the run's :class:`Source`): ``(seed, epoch, step, n)``."""
+    seed, epoch, step, n = job
+    assert _WORKER_SOURCE is not None
+    return _WORKER_SOURCE.arrays(n, np.random.default_rng([seed, epoch, step]))
+
+
+class Batches:
+    """The batches of each epoch (:meth:`epoch`).  ``--workers 0`` draws them in this process, one
+    after another, from the run's one random stream, as every run before the thirty-fifth session
+    did.  ``--workers N`` draws them in N processes, forked once when the run starts (each one
+    core: OpenCV runs single-threaded, see :func:`train`), batch ``(epoch, step)`` from its own stream seeded
+    ``[seed, epoch, step]``: the same batches for any N, a resumed run included, but not the ones
+    ``--workers 0`` draws.  At most 2N batches wait ahead of the training step."""
+
+    def __init__(self, source: Source, args: argparse.Namespace) -> None:
+        self.source, self.args = source, args
+        self.pool: Any = None
+        if args.workers > 0:
+            import multiprocessing as mp
+
+            global _WORKER_SOURCE
+            _WORKER_SOURCE = source
+            self.pool = mp.get_context("fork").Pool(args.workers)
+
+    def epoch(self, epoch: int, rng: np.random.Generator) -> Iterator[list[torch.Tensor]]:
+        args = self.args
+        if self.pool is None:
+            for _ in range(args.steps):
+                yield self.source.batch(args.batch, rng)
+            return
+        jobs = iter([(args.seed, epoch, step, args.batch) for step in range(args.steps)])
+        ahead = [self.pool.apply_async(_worker_batch, (job,)) for job in itertools.islice(jobs, 2 * args.workers)]
+        while ahead:
+            arrays = ahead.pop(0).get()
+            ahead.extend(self.pool.apply_async(_worker_batch, (job,)) for job in itertools.islice(jobs, 1))
+            yield [torch.from_numpy(a) for a in arrays]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
 
 
 # ----------------------------------------------------------------------------- loss
@@ -660,6 +715,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "exported .onnx such as models/localizer-table.onnx")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="auto", help=DEVICE_HELP)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="processes that draw the samples (0: this one, the stream every earlier run drew; N: each "
+                         "batch from its own seeded stream, the same for any N), so that a GPU is kept busy")
     ap.add_argument("--grow", type=int, nargs="?", const=1, default=0, metavar="N",
                     help="add the GROWN residual blocks (N=1, the default), GROWN_TWICE's too (N=2); each is the "
                          "identity at first, so --init from a file grown less starts exactly where that file is")
@@ -699,6 +757,8 @@ def _calibration_batch(seed: int, n: int = 64) -> torch.Tensor:
 
 def train(args: argparse.Namespace) -> None:
     device = train_device(args.device)
+    if args.workers > 0:  # a forked worker hangs in OpenCV if the process it was forked from had
+        cv2.setNumThreads(1)  # OpenCV threads running (an --init's calibration batch starts them)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
@@ -744,12 +804,24 @@ def train(args: argparse.Namespace) -> None:
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
                     backs_colours(args.backs_ignored))
     val = load_split("valid")[: args.eval_photos]
+    drawer = Batches(source, args)
+    try:
+        _epochs(net, opt, sched, drawer, val, rng, args, start, ckpt)
+    finally:
+        drawer.close()
+    export_onnx(net, args.export)
+
+
+def _epochs(net: LocNet, opt: Any, sched: Any, drawer: Batches, val: list[PhotoSample], rng: np.random.Generator,
+            args: argparse.Namespace, start: int, ckpt: Path) -> None:
+    """Train from epoch ``start`` on, a checkpoint and a log line after each epoch."""
+    device = next(net.parameters()).device
     net.train()
     for epoch in range(start, args.stop_epoch or args.epochs):
         t0 = time.time()
         sums = np.zeros(3)
-        for step in range(args.steps):
-            x, heat, reg, mask, weight = (t.to(device, non_blocking=True) for t in source.batch(args.batch, rng))
+        for step, drawn in enumerate(drawer.epoch(epoch, rng)):
+            x, heat, reg, mask, weight = (t.to(device, non_blocking=True) for t in drawn)
             logit, pred = net(x)
             lh = focal_loss(logit, heat, weight)
             lr_ = reg_loss(pred, reg, mask)
@@ -788,7 +860,6 @@ def train(args: argparse.Namespace) -> None:
         print(json.dumps(line), flush=True)
         with open(args.out / "log.jsonl", "a") as fh:
             fh.write(json.dumps(line) + "\n")
-    export_onnx(net, args.export)
 
 
 if __name__ == "__main__":

@@ -474,3 +474,20 @@ def test_a_gpu_that_is_not_there_is_a_clear_error(script: str, tmp_path: Path) -
     assert res.returncode != 0
     assert "--device cuda:99: torch" in res.stderr and ("sees no GPU" in res.stderr or "GPU(s)" in res.stderr)
     assert not (tmp_path / "x").exists()
+
+
+@needs_torch
+@needs_photos
+def test_the_localisers_worker_processes_draw_the_same_batches_for_any_number_of_them(tmp_path: Path) -> None:
+    """``--workers N`` draws batch (epoch, step) from a stream of its own: one worker, two, or two
+    then one across a resume train the same file."""
+    args = ["--epochs", "2", "--steps", "2", "--batch", "2", "--eval-photos", "1", "--threads", "1",
+            "--synth", "0.5", "--american", "1.0"]
+    files = []
+    for run, workers, stop in (("a", "1", []), ("b", "2", []), ("c", "2", ["--stop-epoch", "1"]), ("c", "1", [])):
+        onnx = tmp_path / f"{run}{workers}.onnx"
+        _run(["scripts/train_localizer.py", "--out", str(tmp_path / run), *args, "--workers", workers, *stop,
+              "--export", str(onnx)])
+        files.append(onnx.read_bytes())
+    assert files[0] == files[1] == files[3]
+    assert files[2] != files[3]  # the first epoch's file, then the resumed run's
