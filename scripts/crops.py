@@ -336,7 +336,8 @@ def _pipeline_digest() -> str:
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps
     h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, pipeline.SMALL_BACK_AREA,
-                   pipeline.BACK_NEIGHBOURS, pipeline.GAP_SHARE, pipeline.GAP_COLOUR)).encode())
+                   pipeline.BACK_NEIGHBOURS, pipeline.GAP_SHARE, pipeline.GAP_COLOUR,
+                   pipeline.GAP_SAMPLE)).encode())
     # the thirty-fifth session's backs found as plain patches
     h.update(repr((pipeline.PLAIN_BACKS, pipeline.PLAIN_BACK_SURE, pipeline.PLAIN_PATCH_PX, pipeline.PLAIN_PATCH_FILL, pipeline.PLAIN_PATCH_CORNERS,
                    pipeline.PLAIN_PATCH_AREA, pipeline.PLAIN_PATCH_ASPECT, pipeline.PLAIN_PATCH_EDGES)).encode())
