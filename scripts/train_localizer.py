@@ -8,7 +8,8 @@ with ``--synth F``, a fraction F of synthetic scenes from ``scripts/synth_scenes
 any rotation).  Every epoch writes ``OUT/last.pt`` (model, optimiser, epoch, RNG state); rerunning
 the same command resumes from it.  ``torch.set_num_threads(1)`` keeps the shared machine usable.
 ``--device cuda`` (``auto``, the default, takes a GPU when torch sees one) trains on a GPU: the
-samples are still drawn on the CPU, one process, in the same order as on the CPU.
+samples are still drawn on the CPU, in this process and in the same order as on the CPU, or in
+``--workers N`` processes (:class:`Batches`) to keep the GPU busy.
 """
 
 from __future__ import annotations
@@ -553,9 +554,9 @@ class Batches:
     """The batches of each epoch (:meth:`epoch`).  ``--workers 0`` draws them in this process, one
     after another, from the run's one random stream, as every run before the thirty-fifth session
     did.  ``--workers N`` draws them in N processes, forked once when the run starts (each one
-    core: OpenCV runs single-threaded, see :func:`train`), batch ``(epoch, step)`` from its own stream seeded
-    ``[seed, epoch, step]``: the same batches for any N, a resumed run included, but not the ones
-    ``--workers 0`` draws.  At most 2N batches wait ahead of the training step."""
+    core: OpenCV runs single-threaded, see :func:`train`), batch ``(epoch, step)`` from its own
+    stream seeded ``[seed, epoch, step]``: the same batches for any N, a resumed run included, but
+    not the ones ``--workers 0`` draws.  At most 2N batches wait ahead of the training step."""
 
     def __init__(self, source: Source, args: argparse.Namespace) -> None:
         self.source, self.args = source, args

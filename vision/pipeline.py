@@ -692,6 +692,8 @@ def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detecti
 
 
 PLAIN_BACKS = True
+"""Whether a photo is searched for the backs its localiser missed (:func:`plain_patches`); a
+switch for measuring the rule."""
 PLAIN_BACK_SURE = 0.8
 """A plain patch (:func:`plain_patches`) is returned as a face-down tile (``BK``) when the
 classifier reads it as one this surely; its objectness is then 1."""
@@ -721,9 +723,9 @@ def plain_patches(
     where a face-down tile the localiser missed lies: a back is a plain coloured panel inside a
     rim, and the photo localiser misses green backs most, perhaps taking them for the green felt
     of its photos (thirty-fifth session: 22 of the 32 backs that no box came near over six
-    American scene seeds were green).  Each quad is grown about its centre to the median area of the tiles
-    found, since the panel lies inside the tile's rim.  None is looked for among fewer than
-    :data:`BACK_NEIGHBOURS` tiles scoring :data:`MIN_SCORE`, whose size it is measured by."""
+    American scene seeds were green).  Each quad is grown about its centre to the median area of
+    the tiles found, since the panel lies inside the tile's rim.  None is looked for among fewer
+    than :data:`BACK_NEIGHBOURS` tiles scoring :data:`MIN_SCORE`, whose size it is measured by."""
     none = np.zeros((0, 4, 2), np.float32)
     sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
     if sure.sum() < BACK_NEIGHBOURS:
@@ -778,7 +780,8 @@ GAP_WORK_SIDE = 320
 """The long side the picture is shrunk to (by area) for :func:`table_gaps`."""
 GAP_SAMPLE = 8192
 """At most about this many of the table's pixels (every n-th) are matched against each back: a
-share is measured as well on them, at a twelfth of the time on a 320x320 picture."""
+share is measured as well on them (a valid photo with seven backs: 17.7 ms -> 4.5 ms, with each
+face cut from its own box; the same readings on valid and six American seeds)."""
 
 
 def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.bool_]:
@@ -806,7 +809,7 @@ def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray
     table = lab[cover == 0]
     if len(table) < 0.05 * cover.size:  # too little table seen to tell
         return out
-    table = table[:: max(1, len(table) // GAP_SAMPLE)].astype(np.float32)  # a share is measured as well on a sample
+    table = table[:: max(1, len(table) // GAP_SAMPLE)].astype(np.float32)
     for i in backs:
         face_quad = np.round(centres[i] + (quads[i] - centres[i]) * 0.7).astype(np.int32)
         x0, y0 = np.clip(face_quad.min(axis=0), 0, None)
