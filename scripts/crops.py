@@ -321,7 +321,7 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
 def _pipeline_digest() -> str:
     """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
     settings that move its quads (scales, unsqueezing, angle refinement, doubtful turns, second
-    boxes, grown backs, backs found as plain patches) and the classifier's sha256 (it chooses how far a squeezed photo is
+    boxes, grown backs, backs found as plain patches, small quads grown to their rims) and the classifier's sha256 (it chooses how far a squeezed photo is
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
@@ -341,6 +341,9 @@ def _pipeline_digest() -> str:
     # the thirty-fifth session's backs found as plain patches
     h.update(repr((pipeline.PLAIN_BACKS, pipeline.PLAIN_BACK_SURE, pipeline.PLAIN_PATCH_PX, pipeline.PLAIN_PATCH_FILL, pipeline.PLAIN_PATCH_CORNERS,
                    pipeline.PLAIN_PATCH_AREA, pipeline.PLAIN_PATCH_ASPECT, pipeline.PLAIN_PATCH_EDGES)).encode())
+    # the thirty-sixth session's small quads grown to their rims
+    h.update(repr((pipeline.SMALL_QUAD_AREA, pipeline.RIM_GAIN, pipeline.RIM_OVERLAP, detect.RIM_SAMPLES,
+                   detect.RIM_STEP)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

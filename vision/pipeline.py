@@ -28,6 +28,8 @@ from vision.detect import (
     edge_turns,
     quad_iou_boxes,
     quad_params,
+    rect_quads,
+    rim_contrast,
     shrink,
 )
 from vision.enroll import TABLE_SMALL
@@ -309,7 +311,17 @@ class TileRecognizer:
         if len(out):  # the table seen through a gap is no face-down tile
             real = ~table_gaps(img, out)
             out, objectness = out[real], objectness[real]
-        return grown_backs(out, objectness), objectness
+        out = grown_backs(out, objectness)
+        quads = rim_grown(img, out, objectness)
+        moved = np.flatnonzero(np.any(quads != out.quads, axis=(1, 2)))
+        if len(moved):  # half a tile boxed: the whole tile, read again
+            read = self.classify(img, quads[moved])
+            if isinstance(out.meta.get("objectness"), np.ndarray):
+                read.meta["objectness"] = out.meta["objectness"][moved]
+            keep = np.setdiff1d(np.arange(len(out)), moved)
+            order = np.argsort(np.concatenate([keep, moved]), kind="stable")
+            out = out[keep].joined(read)[order]
+        return out, objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
         """A photo read at each of :data:`PHOTO_SCALES` in turn until one reads well
@@ -689,6 +701,75 @@ def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detecti
         return det
     boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
     return replace(det, boxes=boxes, quads=quads.astype(np.float32))
+
+
+SMALL_QUAD_AREA = 0.75
+"""A photo's tile whose quad covers less than this share of its neighbours' size (the median short
+side times the median long side of the :data:`BACK_NEIGHBOURS` nearest tiles scoring
+:data:`MIN_SCORE`) may be boxed in part: :func:`rim_grown` tries it at their size."""
+RIM_GAIN = 1.6
+""":func:`rim_grown` moves a quad to its neighbours' size when the tile's rim is at least this many
+times as sharp there (:func:`vision.detect.rim_contrast`) as on the quad the localiser gave."""
+RIM_OVERLAP = 0.1
+"""... and when the grown quad takes in at most this share of its area from another tile's quad
+(in a pile, a tile partly under another is rightly boxed small)."""
+
+
+def rim_grown(
+    image_bgr: npt.NDArray[np.uint8], det: Detections, objectness: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """``(N, 4, 2)``: ``det``'s quads, each one boxed much smaller than the tiles around it
+    (:data:`SMALL_QUAD_AREA`) moved to where a quad of their size lies on the tile's rim.
+
+    The localiser sometimes boxes half a tile: a face's half with the print, a crak's character
+    without its numeral.  A tile of the same set is the size of its neighbours, so a small quad is
+    tried at their size, turned as it is, in nine places: about its centre, or grown from any one
+    of its sides or corners.  The place whose weakest side parts two colours most sharply
+    (:func:`vision.detect.rim_contrast`) is kept when it is :data:`RIM_GAIN` times as sharp as
+    the quad given, and takes in little of another tile (:data:`RIM_OVERLAP`).  A tile seen whole
+    keeps its quad: each side already lies on its rim.
+    """
+    given = np.asarray(det.quads, np.float32)
+    quads = given.copy()
+    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
+    if sure.sum() <= BACK_NEIGHBOURS:
+        return quads
+    p = quad_params(given)
+    dist = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
+    dist[:, ~sure] = np.inf
+    np.fill_diagonal(dist, np.inf)
+    near = np.argsort(dist, axis=1)[:, :BACK_NEIGHBOURS]
+    size_s = np.maximum(np.median(p[near, 2], axis=1), p[:, 2])
+    size_l = np.maximum(np.median(p[near, 3], axis=1), p[:, 3])
+    lo, hi = given.min(axis=1), given.max(axis=1)
+    h, w = image_bgr.shape[:2]
+    for i in np.flatnonzero(p[:, 2] * p[:, 3] < SMALL_QUAD_AREA * size_s * size_l):
+        cx, cy, short, long, theta = (float(v) for v in p[i])
+        along = np.array([np.sin(theta), -np.cos(theta)]) * (size_l[i] - long) / 2
+        across = np.array([np.cos(theta), np.sin(theta)]) * (size_s[i] - short) / 2
+        centres = np.array([[cx, cy] + along * dl + across * ds for dl in (0, 1, -1) for ds in (0, 1, -1)])
+        k = len(centres)
+        tries = rect_quads(centres[:, 0], centres[:, 1], np.full(k, size_s[i]), np.full(k, size_l[i]), np.full(k, theta))
+        both = np.concatenate([given[i : i + 1], tries])
+        # the colours around these quads alone, in CIELAB (the whole picture costs 1-2 ms)
+        margin = 0.1 * float(size_s[i]) + 3.0
+        x0, y0 = (max(0, int(np.floor(v - margin))) for v in both.reshape(-1, 2).min(axis=0))
+        x1, y1 = (int(np.ceil(v + margin)) + 1 for v in both.reshape(-1, 2).max(axis=0))
+        x1, y1 = min(w, x1), min(h, y1)
+        if x1 - x0 < 2 or y1 - y0 < 2:
+            continue
+        lab = np.asarray(cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB), np.float32)
+        score = rim_contrast(lab, both - np.array([x0, y0], np.float32))
+        for t in range(k):  # a try that takes in another tile is none
+            t_lo, t_hi = tries[t].min(axis=0), tries[t].max(axis=0)
+            beside = np.flatnonzero(sure & np.all(hi > t_lo, axis=1) & np.all(lo < t_hi, axis=1))
+            area = RIM_OVERLAP * size_s[i] * size_l[i]
+            if any(cv2.intersectConvexConvex(tries[t], given[j])[0] > area for j in beside if j != i):
+                score[t + 1] = -1.0
+        best = int(score[1:].argmax())
+        if score[best + 1] > RIM_GAIN * score[0]:
+            quads[i] = tries[best]
+    return quads
 
 
 PLAIN_BACKS = True
