@@ -220,6 +220,50 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
     return tally, times, "", checked
 
 
+def paired_speed(
+    photos: list[PhotoSample], models: Path, python: str, threads: int = 2, runner: str = PEER_RUNNER
+) -> tuple[list[float], list[float], str]:
+    """Ours and the peer timed on each photo in turn, the peer a running process that takes one
+    photo at a time: the same moment's load falls on both, where :func:`run_ours` and
+    :func:`run_peer` time them minutes apart (on a shared machine the two passes' speeds have
+    differed by as much as half).  Who goes first alternates from photo to photo.  ``(ours ms,
+    peer ms, why the peer did not run)``, decode excluded on both sides, as in those passes.
+    ``runner``: the peer's program (:data:`PEER_RUNNER`: a path a line in, a JSON line out)."""
+    from vision.pipeline import TileRecognizer
+
+    if not Path(python).is_file():
+        return [], [], f"no interpreter at {python}"
+    rec = TileRecognizer(models, threads=threads)
+    ours: list[float] = []
+    peer: list[float] = []
+    try:
+        proc = subprocess.Popen([python, "-c", runner], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        return [], [], str(exc)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for i, s in enumerate(photos):
+            img = cv2.imread(str(s.image_path))
+            for turn in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if turn == 0:
+                    t0 = time.perf_counter()
+                    rec.detect(img)
+                    ours.append((time.perf_counter() - t0) * 1000)
+                    continue
+                proc.stdin.write(f"{s.image_path}\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                if not line:
+                    err = proc.stderr.read().strip().splitlines() if proc.stderr else []
+                    return ours, peer, err[-1] if err else f"exit {proc.wait()}"
+                peer.append(float(json.loads(line)["ms"]))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    return ours, peer, ""
+
+
 def synth_eval(
     models: Path,
     size: tuple[int, int],
@@ -509,8 +553,19 @@ def main() -> None:
                 print_summary("peer, mislabelled out", peer_checked, t_peer)
             print(
                 f"speed: ours {np.median(t_ours):.1f} ms vs peer {np.median(t_peer):.1f} ms per photo "
-                f"({np.median(t_peer) / np.median(t_ours):.1f}x)"
+                f"({np.median(t_peer) / np.median(t_ours):.1f}x), each timed in its own pass"
             )
+            p_ours, p_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads)
+            if why:
+                print(f"speed photo by photo: peer stopped ({why})")
+            elif p_ours:
+                ratio = np.asarray(p_peer) / np.asarray(p_ours)
+                print(
+                    f"speed photo by photo, ours and the peer in turn: ours {np.median(p_ours):.1f} ms vs peer "
+                    f"{np.median(p_peer):.1f} ms ({np.median(p_peer) / np.median(p_ours):.1f}x; per photo the "
+                    f"peer takes {np.median(ratio):.1f}x ours at the median, {np.percentile(ratio, 10):.1f}x at "
+                    "the 10th percentile)"
+                )
     if bad:
         print_summary("ours, mislabelled out", checked, t_ours)
         print(f"  beside, not instead (the target is on every photo): {len(bad)} photos whose every tile is "

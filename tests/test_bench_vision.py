@@ -54,3 +54,37 @@ def test_the_tally_counts_backs_returned_where_no_tile_is_labelled() -> None:
     assert t.backs_unlabelled == 1 and t.tp == 1
     t.add(boxes[2:3], ["BK"], np.ones(1, np.float32), np.zeros((0, 4), np.float32), [])
     assert t.backs_unlabelled == 2
+
+
+_STUB_PEER = """
+import json, sys
+for k, line in enumerate(sys.stdin):
+    if k == int(sys.argv[1]):
+        sys.exit("stub peer: gave up on " + line.strip())
+    print(json.dumps({"image": line.strip(), "ms": 7.0 + k, "tiles": []}), flush=True)
+"""
+
+
+def test_paired_speed_times_ours_and_the_peer_photo_by_photo(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Each photo timed on both sides in turn, against a peer process that answers a line at a time;
+    a peer that dies mid-way is named, with the times so far, and does not hang the benchmark."""
+    import sys
+
+    import cv2
+
+    from scripts.bench_vision import REPO, paired_speed
+    from scripts.photos import PhotoSample
+
+    photos = []
+    for k in range(3):
+        path = tmp_path / f"p{k}.jpg"
+        cv2.imwrite(str(path), np.full((96, 128, 3), 40 * k + 60, np.uint8))
+        photos.append(PhotoSample(path, 128, 96, np.zeros((0, 4), np.float32), (), []))
+    ours, peer, why = paired_speed(photos, REPO / "models", sys.executable,
+                                   runner=_STUB_PEER.replace("sys.argv[1]", "99"))
+    assert why == "" and peer == [7.0, 8.0, 9.0]
+    assert len(ours) == 3 and all(t > 0 for t in ours)
+    ours, peer, why = paired_speed(photos, REPO / "models", sys.executable,
+                                   runner=_STUB_PEER.replace("sys.argv[1]", "1"))
+    assert why == f"stub peer: gave up on {photos[1].image_path}" and peer == [7.0]
+    assert paired_speed(photos, REPO / "models", str(tmp_path / "no-python"))[2].startswith("no interpreter")
