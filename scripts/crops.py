@@ -363,40 +363,77 @@ def models_dir() -> Path:
     return Path(env) if env else pipeline.REPO / "models"
 
 
-def localised_scene_crops(seed: int, scenes: int, american: float = 0.5) -> tuple[Image, npt.NDArray[np.int64]]:
+def localised_scene_crops(
+    seed: int, scenes: int, american: float = 0.5, in_view: bool = False
+) -> tuple[Image, npt.NDArray[np.int64]]:
     """Crops of ``scenes`` synthetic 640x480 scenes (:class:`scripts.synth_scenes.SceneMaker`, tiles
     20-56 px across, upright rows and loose discards) cut the way the pipeline cuts a photo's
     tiles: at the quads ``TileRecognizer.localize`` finds, each labelled with the true tile it
     overlaps at IoU >= 0.5 (unmatched quads are left out).  A share ``american`` of the scenes is
     drawn with an American set's faces (``american_scene_faces(seed + 1000)``, as the localiser's
     ``--american`` draws them; the vision benchmark's American faces use another seed), the rest
-    with every training artwork style.  Cached on disk, keyed as :func:`localised_photo_crops`
-    plus the arguments.  ``(crops, class indices)``."""
+    with every training artwork style.  ``in_view``: the scenes are drawn as the vision benchmark
+    draws its own (``SceneMaker(in_view=True)``: no mirrored border, and a tile the picture's edge
+    cuts stays in while most of it shows), so the crops hold tiles cut by the picture's edge, cut
+    where the pipeline cuts them (:func:`scene_crops_cut` says which).  Cached on disk, keyed as
+    :func:`localised_photo_crops` plus the arguments.  ``(crops, class indices)``."""
     from scripts.synth_scenes import SceneMaker, american_scene_faces
     from vision.pipeline import TileRecognizer
 
-    path = cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}_{_pipeline_digest()}.npz")
+    path = _scene_path(seed, scenes, american, in_view)
     if not path.is_file():
         rec = TileRecognizer(models_dir(), threads=2)
         rng = np.random.default_rng(seed)
-        plain = SceneMaker(seed=seed)
-        am = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000)) if american > 0 else plain
-        crops, labels = [], []
+        plain = SceneMaker(seed=seed, in_view=in_view)
+        am = (SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), in_view=in_view)
+              if american > 0 else plain)
+        crops, labels, cut = [], [], []
         for _ in range(scenes):
             maker = am if rng.random() < american else plain
             sc = maker.scene(640, 480, rng, short=(20.0, 56.0), layouts=(2, 7))
             truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1)
-            _cut_where_localised(rec, sc.image, truth, sc.codes, crops, labels)
-        _save(path, crops, labels)
+            _cut_where_localised(rec, sc.image, truth, sc.codes, crops, labels,
+                                 _edge_cut(sc.quads, sc.image.shape), cut, clip=in_view)
+        _save(path, crops, labels, cut)
     with np.load(path) as d:
         return d["x"], d["y"]
 
 
+def scene_crops_cut(seed: int, scenes: int, american: float = 0.5, in_view: bool = False) -> npt.NDArray[np.bool_]:
+    """Per crop of :func:`localised_scene_crops` (same arguments, made first), whether the true tile
+    it was cut at runs outside the picture."""
+    localised_scene_crops(seed, scenes, american, in_view)
+    with np.load(_scene_path(seed, scenes, american, in_view)) as d:
+        return d["cut"].astype(bool) if "cut" in d else np.zeros(len(d["y"]), bool)
+
+
+def _scene_path(seed: int, scenes: int, american: float, in_view: bool) -> Path:
+    view = "_view" if in_view else ""
+    return cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}{view}_{_pipeline_digest()}.npz")
+
+
+def _edge_cut(quads: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+    """Per quad, whether it runs outside a picture of ``shape``."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    h, w = shape[:2]
+    return np.any((q[..., 0] < 0) | (q[..., 1] < 0) | (q[..., 0] > w) | (q[..., 1] > h), axis=1)
+
+
 def _cut_where_localised(
-    rec: Any, image: Image, truth_boxes: npt.ArrayLike, codes: Sequence[str], crops: list[Image], labels: list[int]
+    rec: Any,
+    image: Image,
+    truth_boxes: npt.ArrayLike,
+    codes: Sequence[str],
+    crops: list[Image],
+    labels: list[int],
+    truth_flags: npt.NDArray[np.bool_] | None = None,
+    flags: list[bool] | None = None,
+    clip: bool = False,
 ) -> None:
     """Append to ``crops`` / ``labels`` the tiles of ``image`` cut at the quads ``rec.localize``
-    finds, each labelled with the code of the true box it overlaps at IoU >= 0.5 (the rest left out)."""
+    finds, each labelled with the code of the true box it overlaps at IoU >= 0.5 (the rest left out);
+    and to ``flags`` that box's entry in ``truth_flags``, when given.  ``clip``: both boxes are
+    clipped to the picture first, as the vision benchmark scores a tile its edge cuts."""
     from companion.rules.tiles import ALL_CODES
     from vision.classify import extract_crops
     from vision.detect import quad_iou_boxes
@@ -406,15 +443,22 @@ def _cut_where_localised(
     if len(quads) == 0 or len(truth) == 0:
         return
     boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
+    if clip:
+        h, w = image.shape[:2]
+        lim = np.array([w, h, w, h], np.float32)
+        boxes, truth = np.clip(boxes, 0, lim), np.clip(truth, 0, lim)
     iou = quad_iou_boxes(boxes, truth)
     best = iou.argmax(axis=1)
     ok = iou[np.arange(len(quads)), best] >= 0.5
     if ok.any():
         crops.append(extract_crops(image, quads[ok]))
         labels.extend(ALL_CODES.index(codes[j]) for j in best[ok])
+        if flags is not None and truth_flags is not None:
+            flags.extend(bool(truth_flags[j]) for j in best[ok])
 
 
-def _save(path: Path, crops: list[Image], labels: list[int]) -> None:
+def _save(path: Path, crops: list[Image], labels: list[int], cut: list[bool] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     x = np.concatenate(crops) if crops else np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
-    np.savez(path, x=x, y=np.asarray(labels, np.int64))
+    extra = {"cut": np.asarray(cut, bool)} if cut is not None else {}
+    np.savez(path, x=x, y=np.asarray(labels, np.int64), **extra)

@@ -369,6 +369,19 @@ def train(args: argparse.Namespace) -> None:
         svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
         print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
               f"({share:g} American); {len(svx)} American ones of another seed for validation", flush=True)
+    if args.view_scenes:
+        n_v, share_v, seed_v = (args.view_scenes.split(":") + ["", ""])[:3]
+        share = float(share_v) if share_v else 0.5
+        seed_v_i = int(seed_v) if seed_v else args.seed
+        vsx, vsy = C.localised_scene_crops(seed_v_i, int(n_v), share, in_view=True)
+        sx, sy = np.concatenate([sx, vsx]), np.concatenate([sy, vsy])
+        n_cut = int(C.scene_crops_cut(seed_v_i, int(n_v), share, in_view=True).sum())
+        view_val = (args.seed + 2000, max(10, int(n_v) // 10), 1.0)
+        wvx, wvy = C.localised_scene_crops(*view_val, in_view=True)
+        wv_cut = C.scene_crops_cut(*view_val, in_view=True)
+        print(f"--view-scenes: {len(vsx)} tiles of {n_v} synthetic scenes drawn in view ({share:g} American), "
+              f"{n_cut} of them cut by the picture's edge; {len(wvx)} American ones of another seed for "
+              f"validation ({int(wv_cut.sum())} cut)", flush=True)
     tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     ty = np.zeros(0, np.int64)
     tvx = tvy = None
@@ -416,6 +429,9 @@ def train(args: argparse.Namespace) -> None:
             table_acc += f", valid crops at localised quads {evaluate(net, lvx, lvy):.4f}"
         if args.scene_crops:
             table_acc += f", American scene crops {evaluate(net, svx, svy):.4f}"
+        if args.view_scenes:
+            table_acc += (f", American in-view scene crops {evaluate(net, wvx, wvy):.4f} "
+                          f"(cut by the edge {evaluate(net, wvx[wv_cut], wvy[wv_cut]):.4f})")
         _checkpoint(
             ckpt,
             model=net.state_dict(),
@@ -533,6 +549,10 @@ def parser() -> argparse.ArgumentParser:
                         "localiser's quads, a share SHARE (default 0.5) with American faces "
                         "(scripts.crops.localised_scene_crops, cached); N/10 American scenes of --seed + 1000 are "
                         "printed as validation each epoch")
+    p.add_argument("--view-scenes", default="", metavar="N[:SHARE[:SEED]]",
+                   help="as --scene-crops, the scenes drawn in view as the vision benchmark draws its own "
+                        "(no mirrored border; tiles the picture's edge cuts stay in); N/10 American ones of "
+                        "--seed + 2000 are printed as validation each epoch, with their edge-cut tiles apart")
     p.add_argument("--photo-repeat", type=int, default=1,
                    help="each epoch holds the train photos' tiles this many times (more weight on real photos)")
     p.add_argument("--drop-loose", action="store_true",

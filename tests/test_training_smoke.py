@@ -90,7 +90,7 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
-               "--localised-crops", "1", "--scene-crops", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
+               "--localised-crops", "1", "--scene-crops", "3:0.5", "--view-scenes", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
                "--recolour", "0.5", "--tiny", "0.5", "--light", "0.5"])
     assert "initialised from" in res.stdout  # a fine-tune of the committed model, started from its ONNX file
     # two rendered tables of sets drawn over training styles (and the Noto glyphs), cut as the table reader cuts
@@ -105,6 +105,10 @@ def test_classifier_training_smoke(tmp_path: Path) -> None:
     # and the tiles of synthetic scenes (some American) cut the same way, with American ones to validate on
     assert int(res.stdout.split("--scene-crops: ")[1].split()[0]) > 20, res.stdout[:800]
     assert "American scene crops" in res.stdout
+    # and scenes drawn in view, as the benchmark draws them: some of their tiles cut by the picture's edge
+    view = res.stdout.split("--view-scenes: ")[1]
+    assert int(view.split()[0]) > 20 and int(view.split(", ")[1].split()[0]) > 0, view[:300]
+    assert "American in-view scene crops" in res.stdout and "(cut by the edge " in res.stdout
     assert (tmp_path / "run" / "last.pt").is_file(), "no checkpoint written"
     model = OnnxModel(tmp_path / "out" / "classifier.onnx")  # also checks the written sha256
     logits, emb = model.run(np.zeros((3, 3, 64, 48), np.float32))
