@@ -761,14 +761,15 @@ def rim_grown(
         lab = np.asarray(cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB), np.float32)
         score = rim_contrast(lab, both - np.array([x0, y0], np.float32))
         most = RIM_OVERLAP * size_s[i] * size_l[i]
-        for t in range(k):  # a try that takes in another tile is none
+        # the sharpest try that takes in no other tile, best first: most tiles stop at the first look
+        for t in np.argsort(-score[1:], kind="stable"):
+            if not score[t + 1] > RIM_GAIN * score[0]:
+                break
             t_lo, t_hi = tries[t].min(axis=0), tries[t].max(axis=0)
             beside = np.flatnonzero(sure & np.all(hi > t_lo, axis=1) & np.all(lo < t_hi, axis=1))
-            if any(cv2.intersectConvexConvex(tries[t], given[j])[0] > most for j in beside if j != i):
-                score[t + 1] = -1.0
-        best = int(score[1:].argmax())
-        if score[best + 1] > RIM_GAIN * score[0]:
-            quads[i] = tries[best]
+            if not any(cv2.intersectConvexConvex(tries[t], given[j])[0] > most for j in beside if j != i):
+                quads[i] = tries[t]
+                break
     return quads
 
 
