@@ -24,6 +24,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.detect import area_shrink
+
 Image = npt.NDArray[np.uint8]
 
 WHITE_REFERENCE = (0.959, 1.008, 1.030)
@@ -78,8 +80,7 @@ def _sample(image: Image) -> Image | None:
     s = SAMPLE_SIDE / max(h, w)
     if s >= 1:
         return image
-    return np.asarray(cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
-                                 interpolation=cv2.INTER_AREA), np.uint8)
+    return area_shrink(image, max(1, round(w * s)), max(1, round(h * s)))
 
 
 def _white(image: Image) -> npt.NDArray[np.float64] | None:
