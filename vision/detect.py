@@ -352,7 +352,7 @@ def shrink(
     uw, uh = w, h
     if k >= 2:
         uw, uh = w // k * k, h // k * k
-        image = area_shrink(np.ascontiguousarray(image[:uh, :uw]), uw // k, uh // k)
+        image = area_shrink(image[:uh, :uw], uw // k, uh // k)
     if image.shape[:2] != (nh, nw):
         # under 2x left in both axes: bilinear; more in one (a strip of an image whose short side
         # the 32-pixel floor holds up): area averaging, slow but rare
