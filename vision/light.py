@@ -24,8 +24,6 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.detect import area_shrink
-
 Image = npt.NDArray[np.uint8]
 
 WHITE_REFERENCE = (0.959, 1.008, 1.030)
@@ -73,14 +71,18 @@ noise: the estimate takes 0.6 ms on a 640x640 photo, 1.3 ms on a 1280x720 frame,
 
 def _sample(image: Image) -> Image | None:
     """``image`` shrunk by area to :data:`SAMPLE_SIDE` pixels long (itself when no longer), or None
-    when it is no colour picture of 4 pixels a side or more."""
+    when it is no colour picture of 4 pixels a side or more.  OpenCV's own averaging, not the
+    faster :func:`vision.detect.area_shrink`: with that, the lamp's factors moved by up to 0.6 %
+    and the table reader under a warm and a cool lamp read one exposure fewer of 140 (thirty-seventh
+    session, docs/recognition.md)."""
     h, w = image.shape[:2]
     if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
         return None
     s = SAMPLE_SIDE / max(h, w)
     if s >= 1:
         return image
-    return area_shrink(image, max(1, round(w * s)), max(1, round(h * s)))
+    return np.asarray(cv2.resize(image, (max(1, round(w * s)), max(1, round(h * s))),
+                                 interpolation=cv2.INTER_AREA), np.uint8)
 
 
 def _white(image: Image) -> npt.NDArray[np.float64] | None:
