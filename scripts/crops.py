@@ -377,6 +377,7 @@ def localised_scene_crops(
     cuts stays in while most of it shows), so the crops hold tiles cut by the picture's edge, cut
     where the pipeline cuts them (:func:`scene_crops_cut` says which).  Cached on disk, keyed as
     :func:`localised_photo_crops` plus the arguments.  ``(crops, class indices)``."""
+    from scripts.bench_vision import cut_by_edge
     from scripts.synth_scenes import SceneMaker, american_scene_faces
     from vision.pipeline import TileRecognizer
 
@@ -393,7 +394,7 @@ def localised_scene_crops(
             sc = maker.scene(640, 480, rng, short=(20.0, 56.0), layouts=(2, 7))
             truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1)
             _cut_where_localised(rec, sc.image, truth, sc.codes, crops, labels,
-                                 _edge_cut(sc.quads, sc.image.shape), cut, clip=in_view)
+                                 cut_by_edge(sc.quads, sc.image.shape), cut, clip=in_view)
         _save(path, crops, labels, cut)
     with np.load(path) as d:
         return d["x"], d["y"]
@@ -402,21 +403,16 @@ def localised_scene_crops(
 def scene_crops_cut(seed: int, scenes: int, american: float = 0.5, in_view: bool = False) -> npt.NDArray[np.bool_]:
     """Per crop of :func:`localised_scene_crops` (same arguments, made first), whether the true tile
     it was cut at runs outside the picture."""
-    localised_scene_crops(seed, scenes, american, in_view)
-    with np.load(_scene_path(seed, scenes, american, in_view)) as d:
+    path = _scene_path(seed, scenes, american, in_view)
+    if not path.is_file():
+        localised_scene_crops(seed, scenes, american, in_view)
+    with np.load(path) as d:  # the cut flags alone: an npz reads only the member asked for
         return d["cut"].astype(bool) if "cut" in d else np.zeros(len(d["y"]), bool)
 
 
 def _scene_path(seed: int, scenes: int, american: float, in_view: bool) -> Path:
     view = "_view" if in_view else ""
     return cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}{view}_{_pipeline_digest()}.npz")
-
-
-def _edge_cut(quads: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
-    """Per quad, whether it runs outside a picture of ``shape``."""
-    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
-    h, w = shape[:2]
-    return np.any((q[..., 0] < 0) | (q[..., 1] < 0) | (q[..., 0] > w) | (q[..., 1] > h), axis=1)
 
 
 def _cut_where_localised(
