@@ -316,26 +316,6 @@ def prepare(
     return batch, nw / uw, nh / uh
 
 
-def area_shrink(image: npt.NDArray[np.uint8], nw: int, nh: int) -> npt.NDArray[np.uint8]:
-    """``image`` averaged by area (``INTER_AREA``) to ``nw`` x ``nh``.  OpenCV averages by exactly
-    2 in 0.2-0.3 ms on a 1280x720 picture but takes 1.3 ms by 4, 2.1 by 3 and 2.9 by 6; so a whole
-    factor is taken as halvings first, then the odd factor left (the same averages, each rounded
-    to 8 bits on the way: at most 1 apart).  Used where that rounding changes no reading
-    (:func:`vision.pipeline.table_gaps`); :func:`shrink` and the lamp's sample keep OpenCV's own,
-    since with it a tile of the enlarged valid photos, and an exposure of the rendered tables
-    under a lamp, read otherwise (thirty-seventh session)."""
-    h, w = image.shape[:2]
-    k = w // nw if nw > 0 else 0
-    if k < 2 or w != nw * k or h != nh * k:
-        return np.asarray(cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA), np.uint8)
-    while k % 2 == 0:
-        h, w, k = h // 2, w // 2, k // 2
-        image = cv2.resize(image, (w, h), interpolation=cv2.INTER_AREA)
-    if k > 1:
-        image = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
-    return np.asarray(image, np.uint8)
-
-
 def shrink(
     image: npt.NDArray[np.uint8], nw: int, nh: int
 ) -> tuple[npt.NDArray[np.uint8], tuple[int, int]]:
@@ -355,8 +335,6 @@ def shrink(
     uw, uh = w, h
     if k >= 2:
         uw, uh = w // k * k, h // k * k
-        # OpenCV's own averaging, not area_shrink: its rounding moved a tile of the 2x enlarged
-        # valid photos (thirty-seventh session)
         image = cv2.resize(image[:uh, :uw], (uw // k, uh // k), interpolation=cv2.INTER_AREA)
     if image.shape[:2] != (nh, nw):
         # under 2x left in both axes: bilinear; more in one (a strip of an image whose short side

@@ -71,10 +71,7 @@ noise: the estimate takes 0.6 ms on a 640x640 photo, 1.3 ms on a 1280x720 frame,
 
 def _sample(image: Image) -> Image | None:
     """``image`` shrunk by area to :data:`SAMPLE_SIDE` pixels long (itself when no longer), or None
-    when it is no colour picture of 4 pixels a side or more.  OpenCV's own averaging, not the
-    faster :func:`vision.detect.area_shrink`: with that, the lamp's factors moved by up to 0.6 %
-    and the table reader under a warm and a cool lamp read one exposure fewer of 140 (thirty-seventh
-    session, docs/recognition.md)."""
+    when it is no colour picture of 4 pixels a side or more."""
     h, w = image.shape[:2]
     if image.ndim != 3 or image.shape[2] != 3 or min(h, w) < 4:
         return None

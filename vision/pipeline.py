@@ -23,7 +23,6 @@ from vision.classify import quad_aspect
 from vision.detect import (
     ANGLE_COHERENCE,
     TileLocalizer,
-    area_shrink,
     as_rects,
     drop_covered,
     edge_turns,
@@ -881,7 +880,8 @@ def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray
         return out
     h, w = image_bgr.shape[:2]
     k = min(1.0, GAP_WORK_SIDE / max(h, w))
-    small = image_bgr if k >= 1.0 else area_shrink(image_bgr, max(1, round(w * k)), max(1, round(h * k)))
+    small = image_bgr if k >= 1.0 else cv2.resize(image_bgr, (max(1, round(w * k)), max(1, round(h * k))),
+                                                  interpolation=cv2.INTER_AREA)
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2LAB)
     quads = det.quads * np.float32(k)
     centres = quads.mean(axis=1, keepdims=True)

@@ -188,22 +188,6 @@ def test_shrink_averages_a_long_strip_held_up_by_its_short_side() -> None:
     assert float(small.std()) < 8.0 and abs(float(small.mean()) - 127.5) < 8.0
 
 
-@pytest.mark.parametrize("size", [(320, 180), (160, 90), (426, 240), (213, 120), (640, 360)])
-def test_area_shrink_is_opencvs_area_averaging_within_one(size: tuple[int, int]) -> None:
-    """By a whole factor (2, 4, 8, 3; 1280 / 213 is none) the halvings and the odd factor left give
-    OpenCV's area averages, each at most 1 apart; a grey picture's shape is kept too."""
-    from vision.detect import area_shrink
-
-    rng = np.random.default_rng(size[0])
-    img = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
-    nw, nh = size
-    area = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA).astype(int)
-    small = area_shrink(img, nw, nh)
-    assert small.shape == (nh, nw, 3) and small.dtype == np.uint8
-    assert int(np.abs(small - area).max()) <= 1
-    assert area_shrink(img[..., 0].copy(), nw, nh).shape == (nh, nw)
-
-
 def test_prepare_returns_the_factors_of_the_part_it_shrank() -> None:
     img = np.zeros((641, 641, 3), np.uint8)  # shrunk by 2 whole first: the last row and column go
     batch, sx, sy = prepare(img, 0.4)
