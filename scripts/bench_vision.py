@@ -165,7 +165,7 @@ def run_ours(
     recogniser takes a lamp's tint out (:class:`vision.pipeline.TileRecognizer`'s ``lamp``)."""
     from vision.pipeline import TileRecognizer
 
-    rec = TileRecognizer(models, threads=threads, lamp=lamp, spin=True)  # as `companion detect` reads
+    rec = TileRecognizer(models, threads=threads, lamp=lamp)
     tally, times, checked = Tally(), [], Tally()
     for s in photos:
         img = cv2.imread(str(s.image_path))
@@ -233,7 +233,7 @@ def paired_speed(
 
     if not Path(python).is_file():
         return [], [], f"no interpreter at {python}"
-    rec = TileRecognizer(models, threads=threads, spin=True)  # as `companion detect` reads
+    rec = TileRecognizer(models, threads=threads)
     ours: list[float] = []
     peer: list[float] = []
     try:
@@ -290,7 +290,7 @@ def synth_eval(
     and how many of each were read right."""
     from vision.pipeline import TileRecognizer, clip_boxes
 
-    rec = TileRecognizer(models, threads=threads, spin=True)  # as `companion detect` reads
+    rec = TileRecognizer(models, threads=threads)
     tally, times = Tally(), []
     for sc in bench_scenes(size, n, seed, american):
         t0 = time.perf_counter()

@@ -122,9 +122,7 @@ TURN_MARGIN = 0.2
 class TileClassifier:
     """``models/classifier.onnx`` on the CPU; ``classify(crops) -> (codes, confidence, embeddings)``."""
 
-    def __init__(
-        self, path: str | Path = DEFAULT_MODEL, threads: int = 1, batch: int = 64, spin: bool = False
-    ) -> None:
+    def __init__(self, path: str | Path = DEFAULT_MODEL, threads: int = 1, batch: int = 64) -> None:
         from vision.runtime import OnnxModel
 
         self.path = Path(path)
@@ -134,7 +132,7 @@ class TileClassifier:
         self.spec: dict[str, Any] = json.loads(spec_path.read_text())
         self.classes: list[str] = list(self.spec["classes"])
         self.batch = batch
-        self.model = OnnxModel(self.path, threads=threads, warmup_shape=(1, 3, CROP_H, CROP_W), spin=spin)
+        self.model = OnnxModel(self.path, threads=threads, warmup_shape=(1, 3, CROP_H, CROP_W))
 
     def preprocess(self, crops: Image) -> FloatArray:
         x = np.asarray(crops, np.float32) * np.float32(self.spec.get("scale", 1 / 255))

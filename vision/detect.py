@@ -359,10 +359,9 @@ class TileLocalizer:
         threshold: float = 0.3,
         threads: int = 1,
         snap_deg: float = 0.0,
-        spin: bool = False,
     ) -> None:
         self.snap_deg = snap_deg
-        self.model = OnnxModel(path, threads=threads, warmup_shape=(1, 3, 320, 320), spin=spin)
+        self.model = OnnxModel(path, threads=threads, warmup_shape=(1, 3, 320, 320))
         self.input_long_side = input_long_side
         self.threshold = threshold
 

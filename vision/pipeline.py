@@ -197,10 +197,7 @@ class TileRecognizer:
     on a photo, drop tiles whose objectness times confidence is lower (:data:`MIN_SCORE`; 0 keeps
     every tile the localiser found).  ``lamp``: take a lamp's colour out of each picture
     :meth:`detect` reads (:func:`vision.light.without_lamp`); the table reader does it for the
-    frames it reads through :meth:`localize` and :meth:`classify`.  ``spin``: onnxruntime's pool
-    threads spin while a model runs (:class:`vision.runtime.OnnxModel`), for a caller that waits on
-    each reading with nothing to run beside it (``companion detect``, the photo benchmark); a live
-    loop leaves it off.
+    frames it reads through :meth:`localize` and :meth:`classify`.
     """
 
     def __init__(
@@ -213,29 +210,26 @@ class TileRecognizer:
         target_tile_px: float = TARGET_TILE_PX,
         min_score: float = MIN_SCORE,
         lamp: bool = True,
-        spin: bool = False,
     ) -> None:
         from vision.classify import TileClassifier, photo_classifier
 
         models = Path(models_dir)
         self.localizer = TileLocalizer(
-            models / "localizer.onnx", threshold=min_objectness, threads=threads, spin=spin
+            models / "localizer.onnx", threshold=min_objectness, threads=threads
         )
         table = models / TABLE_LOCALIZER
         self.table_localizer = (
-            TileLocalizer(table, threshold=min_objectness, threads=threads, spin=spin)
+            TileLocalizer(table, threshold=min_objectness, threads=threads)
             if table.is_file()
             else self.localizer
         )
-        self.classifier = TileClassifier(photo_classifier(models), threads=threads, spin=spin)
+        self.classifier = TileClassifier(photo_classifier(models), threads=threads)
         table_clf = models / TABLE_CLASSIFIER
         self.table_classifier = (
-            TileClassifier(table_clf, threads=threads, spin=spin) if table_clf.is_file() else self.classifier
+            TileClassifier(table_clf, threads=threads) if table_clf.is_file() else self.classifier
         )
         check_clf = models / TABLE_CHECK_CLASSIFIER
-        self.check_classifier = (
-            TileClassifier(check_clf, threads=threads, spin=spin) if check_clf.is_file() else None
-        )
+        self.check_classifier = TileClassifier(check_clf, threads=threads) if check_clf.is_file() else None
         self.tileset = tileset
         self.prototypes: Any = None
         self.table_prototypes: Any = None

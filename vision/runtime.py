@@ -29,14 +29,7 @@ def sha256_of(path: Path) -> str:
 class OnnxModel:
     """One ONNX model on the CPU with a single input and one or more outputs."""
 
-    def __init__(
-        self, path: str | Path, threads: int = 1, warmup_shape: tuple[int, ...] | None = None, spin: bool = False
-    ):
-        """``spin``: the pool threads spin while a run is under way and stop the moment it returns
-        (``session.force_spinning_stop``), for a caller that waits on each run with nothing of its
-        own to do beside it (``companion detect``: a photo 2.5 ms, about 10 %, faster).  Off, they
-        sleep whenever they wait, in a run or between runs: a live loop, whose own thread needs the
-        second core while its reader reads, keeps it off (docs/recognition.md, "Threads")."""
+    def __init__(self, path: str | Path, threads: int = 1, warmup_shape: tuple[int, ...] | None = None):
         self.path = Path(path)
         if not self.path.is_file():
             raise ModelFileError(f"model file not found: {str(self.path)!r}")
@@ -50,12 +43,9 @@ class OnnxModel:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Pool threads left spinning between runs take the core the caller's own numpy and OpenCV
-        # work needs (on 2 cores: table frames 97 ms with spinning, see docs/recognition.md); with
-        # ``spin`` they spin only inside a run.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-        if spin:
-            opts.add_session_config_entry("session.force_spinning_stop", "1")
+        # Idle pool threads would spin between runs and take the core the caller's own numpy and
+        # OpenCV work needs (on 2 cores: table frames 97 ms with spinning, see docs/recognition.md).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types

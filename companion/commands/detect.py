@@ -47,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
             tileset=args.tileset,
             input_long_side=args.input_size,
             min_score=MIN_SCORE if args.min_score is None else args.min_score,
-            spin=True,  # one photo after another, nothing else to run beside them
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc

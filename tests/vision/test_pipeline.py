@@ -129,54 +129,6 @@ def test_detect_command_prints_one_json_line_per_image() -> None:
         assert all(0 <= v <= 640 + 5 for v in tile["box"])
 
 
-def _spinning(model: object) -> tuple[str, str | None]:
-    """``(allow_spinning, force_spinning_stop)`` as one of a recogniser's models was given them."""
-    opts = model.model.session.get_session_options()  # type: ignore[attr-defined]
-    try:
-        stop = opts.get_session_config_entry("session.force_spinning_stop")
-    except RuntimeError:  # never set
-        stop = None
-    return opts.get_session_config_entry("session.intra_op.allow_spinning"), stop
-
-
-def test_a_recogniser_told_to_spin_spins_only_inside_a_run_and_reads_the_same(recognizer) -> None:  # type: ignore[no-untyped-def]
-    from vision.pipeline import TileRecognizer
-
-    spun = TileRecognizer(REPO / "models", spin=True)
-    for rec, want in ((spun, ("1", "1")), (recognizer, ("0", None))):
-        models = [rec.localizer, rec.table_localizer, rec.classifier, rec.table_classifier, rec.check_classifier]
-        assert [_spinning(m) for m in models] == [want] * len(models)
-    image = load_image(DATA / "photo1.jpg")
-    a, b = spun.detect(image), recognizer.detect(image)
-    assert len(a) > 0 and list(a.codes) == list(b.codes)
-    np.testing.assert_allclose(a.quads, b.quads, atol=1e-3)
-    np.testing.assert_allclose(a.confidence, b.confidence, atol=1e-5)
-
-
-def test_detect_command_reads_with_spinning_threads(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import argparse
-
-    import vision.pipeline
-    from companion.commands import detect
-
-    made: list[dict[str, object]] = []
-
-    class Recorder:
-        def __init__(self, **kwargs: object) -> None:
-            made.append(kwargs)
-
-        def detect(self, image: np.ndarray, name: str = "") -> Detections:
-            out = Detections.empty()
-            out.meta["ms"] = 1.0
-            return out
-
-    monkeypatch.setattr(vision.pipeline, "TileRecognizer", Recorder)
-    args = argparse.Namespace(images=[str(DATA / "photo1.jpg")], models=None, tileset=None, input_size=None,
-                              min_score=None, min_confidence=0.0, jsonl=True)
-    assert detect.run(args) == 0
-    assert len(made) == 1 and made[0]["spin"] is True
-
-
 def blurred_photo1() -> np.ndarray:
     return np.asarray(cv2.GaussianBlur(load_image(DATA / "photo1.jpg"), (0, 0), 5), np.uint8)
 
