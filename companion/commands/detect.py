@@ -33,6 +33,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image; a photo at up to three scales, the best-reading one kept)"
     )
+    p.add_argument(
+        "--annotate",
+        metavar="DIR",
+        help="also draw each image's tiles (outline and code; orange with '?' where read below 0.6) "
+        "into DIR as NAME.tiles.png, named in the image's JSON line as \"annotated\"",
+    )
+
+
+def annotated_path(folder: Path, image: str, taken: set[Path]) -> Path:
+    """Where ``image``'s drawing goes in ``folder``: ``NAME.tiles.png``, numbered (``NAME.2.tiles.png``
+    and on) where another image of this run already took the name (two folders' ``IMG_1.jpg``)."""
+    stem = Path(image).stem or "image"
+    out, n = folder / f"{stem}.tiles.png", 1
+    while out in taken:
+        n += 1
+        out = folder / f"{stem}.{n}.tiles.png"
+    taken.add(out)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     from vision.pipeline import MIN_SCORE, REPO, TileRecognizer
     from vision.runtime import ModelFileError
 
+    folder = Path(args.annotate) if args.annotate else None
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"cannot make the folder for the drawings {str(folder)!r}: {exc.strerror or exc}") from exc
     try:
         rec = TileRecognizer(
             models_dir=Path(args.models) if args.models else REPO / "models",
@@ -50,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc
+    taken: set[Path] = set()
     failures = 0
     for path in args.images:
         try:
@@ -62,5 +87,25 @@ def run(args: argparse.Namespace) -> int:
         d = rec.detect(image, name=path)
         if args.min_confidence > 0:
             d = d[d.confidence >= args.min_confidence]
-        print(json.dumps({"image": path, "tiles": d.to_json(), "ms": d.meta["ms"]}), flush=True)
+        line: dict[str, object] = {"image": path, "tiles": d.to_json(), "ms": d.meta["ms"]}
+        if folder is not None:
+            from vision.annotate import annotate
+
+            out = annotated_path(folder, path, taken)
+            if _write(out, annotate(image, d)):
+                line["annotated"] = str(out)
+            else:
+                print(f"error: cannot write the drawing of {path!r} to {str(out)!r}", file=sys.stderr)
+                failures += 1
+        print(json.dumps(line), flush=True)
     return 2 if failures else 0
+
+
+def _write(path: Path, image: object) -> bool:
+    """``cv2.imwrite``, False where it fails (a full disk, a folder gone) instead of raising."""
+    import cv2
+
+    try:
+        return bool(cv2.imwrite(str(path), image))  # type: ignore[call-overload]
+    except cv2.error:
+        return False

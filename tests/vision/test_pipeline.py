@@ -129,6 +129,44 @@ def test_detect_command_prints_one_json_line_per_image() -> None:
         assert all(0 <= v <= 640 + 5 for v in tile["box"])
 
 
+def test_detect_command_draws_each_image_it_reads(tmp_path: Path) -> None:
+    # two images of one name from two folders, and a file that is no image
+    paths = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "photo1.jpg")
+        paths[-1].write_bytes((DATA / "photo1.jpg").read_bytes())
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("no pixels here\n")
+    out = tmp_path / "drawn"
+    proc = subprocess.run([sys.executable, "-m", "companion", "detect", *map(str, paths), str(bad), "--annotate", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2, proc.stderr  # the file that is no image
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line.get("annotated") for line in lines] == [str(out / "photo1.tiles.png"), str(out / "photo1.2.tiles.png"), None]
+    assert sorted(p.name for p in out.iterdir()) == ["photo1.2.tiles.png", "photo1.tiles.png"]
+    original = load_image(DATA / "photo1.jpg")
+    for line in lines[:2]:
+        drawn = cv2.imread(line["annotated"])
+        assert drawn.shape == original.shape
+        changed = np.any(drawn.astype(int) != original.astype(int), axis=2)
+        for tile in line["tiles"]:  # each tile's outline is drawn along its quad
+            x, y = np.round(np.asarray(tile["quad"]).mean(axis=0)).astype(int)
+            corner = np.round(tile["quad"][0]).astype(int)
+            assert changed[max(corner[1] - 2, 0):corner[1] + 3, max(corner[0] - 2, 0):corner[0] + 3].any()
+            assert not changed[y, x]  # the face itself is left as it is
+    assert "error" in lines[2]
+
+
+def test_detect_command_names_a_drawing_folder_it_cannot_make(tmp_path: Path) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("a file where the folder would go\n")
+    proc = subprocess.run([sys.executable, "-m", "companion", "detect", str(DATA / "photo1.jpg"), "--annotate",
+                           str(blocker / "drawn")], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "cannot make the folder for the drawings" in proc.stderr and str(blocker / "drawn") in proc.stderr
+
+
 def blurred_photo1() -> np.ndarray:
     return np.asarray(cv2.GaussianBlur(load_image(DATA / "photo1.jpg"), (0, 0), 5), np.uint8)
 
