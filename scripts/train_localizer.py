@@ -321,6 +321,17 @@ def unlabelled_backs(img: np.ndarray, boxes: np.ndarray, colours: tuple[str, ...
     return out
 
 
+def unlabelled_tiles_mask(
+    shape: tuple[int, ...], quads: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """``mask`` (or a blank one of the photo's ``shape``) with the ``quads`` of tiles its labels
+    leave out filled (uint8 0/1; ``scripts.crops.unlabelled_photo_tiles``)."""
+    out = np.zeros(shape[:2], np.uint8) if mask is None else mask.copy()
+    for q in np.asarray(quads, np.float32).reshape(-1, 4, 2):
+        cv2.fillConvexPoly(out, np.round(q).astype(np.int32), 1)
+    return out
+
+
 def backs_colours(text: str) -> tuple[str, ...]:
     """``--backs-ignored``'s colours, each one of :data:`BACK_COLOURS`."""
     names = tuple(n.strip() for n in text.split(",") if n.strip())
@@ -484,9 +495,11 @@ class Source:
         dense: float = 0.0,
         light: float = 0.0,
         backs_ignored: tuple[str, ...] = (),
+        tiles_ignored: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.photos = photos
         self.backs_ignored = backs_ignored
+        self.tiles_ignored = tiles_ignored or {}
         self.light = light
         self.band = band
         self.quads = [photo_quads(s) for s in photos]
@@ -519,6 +532,9 @@ class Source:
             loose = bool(self.loose[i])
             img = cv2.imread(str(self.photos[i].image_path))
             backs = unlabelled_backs(img, self.photos[i].boxes, self.backs_ignored) if self.backs_ignored else None
+            piles = self.tiles_ignored.get(self.photos[i].image_path.name)
+            if piles is not None and len(piles):
+                backs = unlabelled_tiles_mask(img.shape, piles, backs)
             img, quads, backs = augment_with(img, self.quads[i], rng, self.band, backs)
         if self.light and rng.random() < self.light:
             from scripts.crops import bad_light
@@ -701,6 +717,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="no heat loss on the photos' unlabelled face-down tiles of these back colours, comma-separated "
                          f"({', '.join(BACK_COLOURS)}; unlabelled_backs): the photos then no longer teach that a plain "
                          "back is no tile")
+    ap.add_argument("--tiles-ignored", action="store_true",
+                    help="no heat loss on the face-up tiles the photo pipeline reads surely where the photos' labels "
+                         "leave them out (scripts.crops.unlabelled_photo_tiles: the discards heaped beside a labelled "
+                         "rack): the photos then no longer teach that a pile of tiles is table")
     ap.add_argument("--in-view", action="store_true",
                     help="synthetic scenes whose perspective only widens the table (no mirrored border) and whose "
                          "truth holds only tiles mostly in the picture (SceneMaker(in_view=True)); the committed "
@@ -801,9 +821,16 @@ def train(args: argparse.Namespace) -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
+    tiles_ignored = None
+    if args.tiles_ignored:
+        from scripts.crops import unlabelled_photo_tiles
+
+        tiles_ignored = unlabelled_photo_tiles("train")
+        print(f"tiles the labels leave out, ignored: {sum(map(len, tiles_ignored.values()))} on "
+              f"{len(tiles_ignored)} photos", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
-                    backs_colours(args.backs_ignored))
+                    backs_colours(args.backs_ignored), tiles_ignored)
     val = load_split("valid")[: args.eval_photos]
     drawer = Batches(source, args)
     try:

@@ -495,3 +495,54 @@ def test_the_localisers_worker_processes_draw_the_same_batches_for_any_number_of
         files.append(onnx.read_bytes())
     assert files[0] == files[1] == files[3]
     assert files[2] != files[3]  # the first epoch's file, then the resumed run's
+
+
+def _photo1() -> object:
+    """``tests/vision/data/photo1.jpg`` as a labelled photo: its rack's row of 15 tiles labelled,
+    the 30-odd face-up discards heaped above it not."""
+    import json
+
+    from scripts.photos import PhotoSample
+
+    data = REPO / "tests" / "vision" / "data"
+    entry = next(p for p in json.loads((data / "photos.json").read_text()) if p["file"] == "photo1.jpg")
+    boxes = np.array([t["box"] for t in entry["tiles"]], np.float32)
+    return PhotoSample(data / "photo1.jpg", 640, 640, boxes, tuple(t["code"] for t in entry["tiles"]),
+                       (None,) * len(boxes))
+
+
+def test_unlabelled_tiles_are_the_pile_beside_a_labelled_row() -> None:
+    from scripts.crops import unlabelled_tiles_in
+    from vision.detect import quad_iou_boxes
+    from vision.pipeline import TileRecognizer
+
+    photo = _photo1()
+    found = unlabelled_tiles_in(TileRecognizer(REPO / "models"), [photo])
+    quads = found["photo1.jpg"]
+    assert len(quads) >= 15  # read at three scales, the same tile often more than once
+    bounds = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1)
+    assert quad_iou_boxes(bounds, photo.boxes).max() < 0.1  # never a labelled tile
+    assert np.all(quads[:, :, 1].mean(axis=1) < photo.boxes[:, 1].min())  # the pile lies above the row
+
+
+@needs_torch
+def test_tiles_the_labels_leave_out_carry_no_heat_loss() -> None:
+    from scripts.train_localizer import Source, unlabelled_tiles_mask
+
+    photo = _photo1()
+    pile = np.array([[[0, 0], [640, 0], [640, 300], [0, 300]]], np.float32)  # the top of the photo
+    mask = unlabelled_tiles_mask((640, 640, 3), pile)
+    assert mask[:300].all() and not mask[310:].any()
+    backs = np.zeros((640, 640), np.uint8)
+    backs[600:, :10] = 1
+    both = unlabelled_tiles_mask((640, 640, 3), pile, backs)
+    assert both[600:, :10].all() and both[:300].all() and not backs[:300].any()  # the backs' mask kept, not changed
+    plain = Source([photo], 0.0, 0)
+    ignored = Source([photo], 0.0, 0, tiles_ignored={"photo1.jpg": pile})
+    shares = []
+    for seed in range(6):
+        w0 = plain.sample(np.random.default_rng(seed))[4]
+        w1 = ignored.sample(np.random.default_rng(seed))[4]  # the same draws: the same window
+        assert np.all(w1 <= w0)
+        shares.append(float((w1 < w0).mean()))
+    assert max(shares) > 0.1  # where the window takes in the pile, a good part of it carries no loss
