@@ -54,6 +54,21 @@ def test_the_tally_counts_backs_returned_where_no_tile_is_labelled() -> None:
     assert t.backs_unlabelled == 1 and t.tp == 1
     t.add(boxes[2:3], ["BK"], np.ones(1, np.float32), np.zeros((0, 4), np.float32), [])
     assert t.backs_unlabelled == 2
+    assert t.faces_unlabelled == 0  # the 5D half over a labelled tile is no unlabelled tile
+
+
+def test_the_tally_counts_face_up_tiles_returned_where_no_tile_is_labelled() -> None:
+    from scripts.bench_vision import Tally
+
+    truth = np.array([[0, 0, 10, 14]], np.float32)
+    boxes = np.array([[0, 0, 10, 14], [50, 50, 60, 64], [80, 0, 90, 14], [3, 0, 13, 14], [90, 90, 100, 104]],
+                     np.float32)
+    t = Tally()
+    # the labelled tile; two face-up tiles on nothing; one over the labelled tile; a back on nothing
+    t.add(boxes, ["5D", "7C", "E", "2B", "BK"], np.ones(5, np.float32), truth, ["5D"])
+    assert (t.faces_unlabelled, t.backs_unlabelled, t.tp, t.fp) == (2, 1, 1, 4)
+    t.add(boxes[1:2], ["N"], np.ones(1, np.float32), np.zeros((0, 4), np.float32), [])
+    assert t.faces_unlabelled == 3
 
 
 _STUB_PEER = """
