@@ -332,6 +332,21 @@ def unlabelled_tiles_mask(
     return out
 
 
+def one_per_tile(quads: np.ndarray, iou: float = 0.3) -> np.ndarray:
+    """``quads`` less each one whose bounds overlap an earlier kept one's at ``iou`` or more: one
+    quad a tile where several readings found it (``scripts.crops.unlabelled_photo_tiles``)."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    if len(q) < 2:
+        return q
+    boxes = np.concatenate([q.min(axis=1), q.max(axis=1)], axis=1)
+    over = quad_iou_boxes(boxes, boxes)
+    kept: list[int] = []
+    for i in range(len(q)):
+        if not kept or over[i, kept].max() < iou:
+            kept.append(i)
+    return q[kept]
+
+
 def backs_colours(text: str) -> tuple[str, ...]:
     """``--backs-ignored``'s colours, each one of :data:`BACK_COLOURS`."""
     names = tuple(n.strip() for n in text.split(",") if n.strip())
@@ -496,6 +511,7 @@ class Source:
         light: float = 0.0,
         backs_ignored: tuple[str, ...] = (),
         tiles_ignored: dict[str, np.ndarray] | None = None,
+        tiles_labelled: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.photos = photos
         self.backs_ignored = backs_ignored
@@ -503,6 +519,10 @@ class Source:
         self.light = light
         self.band = band
         self.quads = [photo_quads(s) for s in photos]
+        for i, s in enumerate(photos):  # the tiles the labels leave out, labelled once each
+            extra = (tiles_labelled or {}).get(s.image_path.name)
+            if extra is not None and len(extra):
+                self.quads[i] = np.concatenate([self.quads[i], one_per_tile(extra)]).astype(np.float32)
         self.loose = [loose_boxes(s.boxes) for s in photos]
         self.synth_frac = synth_frac
         self.synth = None
@@ -721,6 +741,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="no heat loss on the face-up tiles the photo pipeline reads surely where the photos' labels "
                          "leave them out (scripts.crops.unlabelled_photo_tiles: the discards heaped beside a labelled "
                          "rack): the photos then no longer teach that a pile of tiles is table")
+    ap.add_argument("--tiles-labelled", action="store_true",
+                    help="the same tiles as --tiles-ignored taken as labelled tiles instead (one quad a tile, "
+                         "as the photo pipeline reads it)")
     ap.add_argument("--in-view", action="store_true",
                     help="synthetic scenes whose perspective only widens the table (no mirrored border) and whose "
                          "truth holds only tiles mostly in the picture (SceneMaker(in_view=True)); the committed "
@@ -821,16 +844,19 @@ def train(args: argparse.Namespace) -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
-    tiles_ignored = None
-    if args.tiles_ignored:
+    tiles_ignored = tiles_labelled = None
+    if args.tiles_ignored and args.tiles_labelled:
+        raise SystemExit("--tiles-ignored and --tiles-labelled are two ways with the same tiles: give one")
+    if args.tiles_ignored or args.tiles_labelled:
         from scripts.crops import unlabelled_photo_tiles
 
-        tiles_ignored = unlabelled_photo_tiles("train")
-        print(f"tiles the labels leave out, ignored: {sum(map(len, tiles_ignored.values()))} on "
-              f"{len(tiles_ignored)} photos", flush=True)
+        found = unlabelled_photo_tiles("train")
+        tiles_ignored, tiles_labelled = (found, None) if args.tiles_ignored else (None, found)
+        print(f"tiles the labels leave out, {'ignored' if args.tiles_ignored else 'labelled'}: "
+              f"{sum(map(len, found.values()))} readings on {len(found)} photos", flush=True)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
-                    backs_colours(args.backs_ignored), tiles_ignored)
+                    backs_colours(args.backs_ignored), tiles_ignored, tiles_labelled)
     val = load_split("valid")[: args.eval_photos]
     drawer = Batches(source, args)
     try:

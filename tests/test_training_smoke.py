@@ -546,3 +546,17 @@ def test_tiles_the_labels_leave_out_carry_no_heat_loss() -> None:
         assert np.all(w1 <= w0)
         shares.append(float((w1 < w0).mean()))
     assert max(shares) > 0.1  # where the window takes in the pile, a good part of it carries no loss
+
+
+@needs_torch
+def test_tiles_the_labels_leave_out_can_be_labelled_once_each() -> None:
+    from scripts.train_localizer import Source, one_per_tile
+
+    a = np.array([[100, 50], [140, 50], [140, 110], [100, 110]], np.float32)
+    found = np.stack([a, a + 2, a + [200, 0]])  # one tile read twice, another once
+    assert len(one_per_tile(found)) == 2
+    photo = _photo1()
+    src = Source([photo], 0.0, 0, tiles_labelled={"photo1.jpg": found})
+    assert len(src.quads[0]) == len(photo.boxes) + 2
+    assert np.array_equal(src.quads[0][-2:], found[[0, 2]])
+    assert len(Source([photo], 0.0, 0).quads[0]) == len(photo.boxes)
