@@ -334,9 +334,11 @@ def unlabelled_photo_tiles(split: str) -> dict[str, npt.NDArray[np.float32]]:
     Many photos label a rack's row and leave the face-up discards heaped beside it out; trained
     as they are, they teach the photo localiser that a pile of tiles is table, and it finds few
     of them at a photo's first scale (docs/recognition.md, Known gaps).  Read at 1.8 times that
-    scale, 12 of valid's photos showed 199 such tiles (thirty-eighth session), each of 48 drawn at
-    random a tile.  ``train_localizer.py --tiles-ignored`` takes them out of the heat loss.  Cached
-    on disk, keyed as the localised crops are (:func:`_pipeline_digest`) and by these settings."""
+    scale, 12 of valid's photos showed 199 such tiles (thirty-eighth session; 48 drawn at random
+    from a like set were all tiles).  ``train_localizer.py --tiles-ignored`` takes them out of the
+    heat loss, ``--tiles-labelled`` takes them as labelled tiles (neither fine-tune kept,
+    models/MODEL_CARD.md).  Cached on disk, keyed as the localised crops are
+    (:func:`_pipeline_digest`) and by these settings."""
     from scripts.photos import load_split
     from vision.pipeline import TileRecognizer
 

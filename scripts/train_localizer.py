@@ -333,18 +333,12 @@ def unlabelled_tiles_mask(
 
 
 def one_per_tile(quads: np.ndarray, iou: float = 0.3) -> np.ndarray:
-    """``quads`` less each one whose bounds overlap an earlier kept one's at ``iou`` or more: one
-    quad a tile where several readings found it (``scripts.crops.unlabelled_photo_tiles``)."""
+    """``quads`` less each one whose bounds overlap an earlier one's by more than ``iou``
+    (:func:`vision.detect.suppress_overlaps`, the earlier kept): one quad a tile where several
+    readings found it (``scripts.crops.unlabelled_photo_tiles``)."""
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    if len(q) < 2:
-        return q
-    boxes = np.concatenate([q.min(axis=1), q.max(axis=1)], axis=1)
-    over = quad_iou_boxes(boxes, boxes)
-    kept: list[int] = []
-    for i in range(len(q)):
-        if not kept or over[i, kept].max() < iou:
-            kept.append(i)
-    return q[kept]
+    earlier_first = np.arange(len(q), 0, -1).astype(np.float32)
+    return q[np.sort(suppress_overlaps(q, earlier_first, iou))]
 
 
 def backs_colours(text: str) -> tuple[str, ...]:
