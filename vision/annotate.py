@@ -26,9 +26,18 @@ ZONE_COLOURS = {"rack": (255, 200, 0), "discards": (0, 220, 255)}
 FLAG_COLOUR = (40, 40, 255)
 
 
-def _text(img: Image, text: str, org: tuple[int, int], colour: tuple[int, int, int], scale: float = 0.45) -> None:
-    cv2.putText(img, text, (org[0] + 1, org[1] + 1), cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 1, cv2.LINE_AA)
-    cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, 1, cv2.LINE_AA)
+def _text(
+    img: Image, text: str, org: tuple[int, int], colour: tuple[int, int, int], scale: float = 0.45, thick: int = 1
+) -> None:
+    cv2.putText(img, text, (org[0] + thick, org[1] + thick), cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), thick,
+                cv2.LINE_AA)
+    cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
+
+
+def line_width(img: Image) -> int:
+    """Pixels an outline is drawn wide: 1 on a 640-pixel photo or a 1280x720 frame, 3 on a phone's
+    4032-pixel still, so that it shows at any size the picture is looked at."""
+    return max(1, round(max(img.shape[:2]) / 1400))
 
 
 def draw_zones(img: Image, layout: Layout, calibration: Calibration, flagged: set[str]) -> None:
@@ -41,15 +50,16 @@ def draw_zones(img: Image, layout: Layout, calibration: Calibration, flagged: se
 
 
 def draw_tiles(img: Image, detections: Detections, min_confidence: float = 0.6) -> None:
-    scale = max(0.3, min(0.6, img.shape[1] / 3200))
+    scale = max(0.3, min(1.5, max(img.shape[:2]) / 2400))  # a code about a third of a tile wide
+    thick = line_width(img)
     for i in range(len(detections)):
         quad = np.round(detections.quads[i]).astype(np.int32)
         low = float(detections.confidence[i]) < min_confidence
         colour = (0, 140, 255) if low else (60, 220, 60)
-        cv2.polylines(img, [quad], True, colour, 1, cv2.LINE_AA)
+        cv2.polylines(img, [quad], True, colour, thick, cv2.LINE_AA)
         x, y = quad.min(axis=0)
         label = str(detections.codes[i]) + ("?" if low else "")
-        _text(img, label, (int(x), int(y) - 2), colour, scale)
+        _text(img, label, (int(x), int(y) - 2 * thick), colour, scale, thick)
 
 
 def draw_flags(img: Image, observation: TableObservation) -> None:
