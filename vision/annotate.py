@@ -34,6 +34,11 @@ def _text(
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
 
 
+def _grow(img: Image) -> float:
+    """How much larger than on a 1920-pixel frame the zones' names and the flags are written."""
+    return max(1.0, max(img.shape[:2]) / 1920)
+
+
 def line_width(img: Image) -> int:
     """Pixels an outline is drawn wide: 1 on a 640-pixel photo or a 1280x720 frame, 3 on a phone's
     4032-pixel still, so that it shows at any size the picture is looked at."""
@@ -44,9 +49,10 @@ def draw_zones(img: Image, layout: Layout, calibration: Calibration, flagged: se
     for zone in layout.zones:
         poly = calibration.to_image(np.asarray(zone.polygon_mm, np.float32))
         colour = FLAG_COLOUR if zone.name in flagged else ZONE_COLOURS.get(zone.kind, (200, 200, 200))
-        cv2.polylines(img, [np.round(poly).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
+        thick = 2 * line_width(img)
+        cv2.polylines(img, [np.round(poly).astype(np.int32)], True, colour, thick, cv2.LINE_AA)
         x, y = poly.min(axis=0)
-        _text(img, zone.name, (int(x), int(y) - 4), colour)
+        _text(img, zone.name, (int(x), int(y) - 2 * thick), colour, 0.45 * _grow(img), line_width(img))
 
 
 def draw_tiles(img: Image, detections: Detections, min_confidence: float = 0.6) -> None:
@@ -68,12 +74,14 @@ def draw_flags(img: Image, observation: TableObservation) -> None:
     for name, mj in observation.mahjong.items():
         if mj:
             lines.append(f"{name}: Mah Jongg {mj.get('hand')} = {mj.get('value')}")
-    h = 18 * len(lines) + 8
+    g = _grow(img)
+    step = round(18 * g)
+    h = step * len(lines) + 8
     banner = img[:h, :]
     banner[:] = (banner * 0.35).astype(np.uint8)
     for k, line in enumerate(lines):
         colour = FLAG_COLOUR if k and k <= len(observation.flags) else (240, 240, 240)
-        _text(img, line[:160], (8, 18 + 18 * k), colour, 0.5)
+        _text(img, line[:160], (8, step + step * k), colour, 0.5 * g, line_width(img))
 
 
 def annotate(
