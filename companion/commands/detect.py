@@ -12,7 +12,8 @@ HELP = "find and read every tile in image files: one JSON line per image"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG, ...)")
+    p.add_argument("images", nargs="+", metavar="IMAGE",
+                   help="image files (JPEG, PNG, ...), or folders: each one's image files, by name")
     p.add_argument(
         "--jsonl", action="store_true", help="JSON lines (the default output; kept for scripts)"
     )
@@ -39,6 +40,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also draw each image's tiles (outline and code; orange with '?' where read below 0.6) "
         "into DIR as NAME.tiles.png, named in the image's JSON line as \"annotated\"",
     )
+
+
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"})
+"""The file names a folder given to ``detect`` is read for (any case)."""
+
+
+def expand_folders(paths: list[str]) -> list[str]:
+    """``paths`` with each folder replaced by its image files (:data:`IMAGE_SUFFIXES`), sorted by
+    name, not descending into subfolders; a folder with none stays as it is, for the caller to
+    report."""
+    out: list[str] = []
+    for p in paths:
+        folder = Path(p)
+        if not folder.is_dir():
+            out.append(p)
+            continue
+        found = sorted(str(f) for f in folder.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        out.extend(found or [p])
+    return out
 
 
 def annotated_path(folder: Path, image: str, taken: set[Path]) -> Path:
@@ -76,7 +96,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc), 3) from exc
     taken: set[Path] = set()
     failures = 0
-    for path in args.images:
+    for path in expand_folders(args.images):
+        if Path(path).is_dir():
+            print(f"error: no image files (JPEG, PNG, ...) in the folder {path!r}", file=sys.stderr)
+            print(json.dumps({"image": path, "error": "a folder with no image files"}), flush=True)
+            failures += 1
+            continue
         try:
             image = load_image(path)
         except ImageLoadError as exc:

@@ -158,6 +158,23 @@ def test_detect_command_draws_each_image_it_reads(tmp_path: Path) -> None:
     assert "error" in lines[2]
 
 
+def test_detect_command_reads_the_image_files_of_a_folder(tmp_path: Path) -> None:
+    photos = tmp_path / "photos"
+    (photos / "older").mkdir(parents=True)
+    for name in ("b.JPG", "a.jpg", "older/c.jpg"):  # a subfolder is not read
+        (photos / name).write_bytes((DATA / "photo1.jpg").read_bytes())
+    (photos / "notes.txt").write_text("not a photo\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "companion", "detect", str(photos), str(empty)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["image"] for line in lines] == [str(photos / "a.jpg"), str(photos / "b.JPG"), str(empty)]
+    assert len(lines[0]["tiles"]) == len(lines[1]["tiles"]) >= 10
+    assert lines[2] == {"image": str(empty), "error": "a folder with no image files"}
+    assert proc.returncode == 2 and "no image files" in proc.stderr and str(empty) in proc.stderr
+
+
 def test_detect_command_names_a_drawing_folder_it_cannot_make(tmp_path: Path) -> None:
     blocker = tmp_path / "file.txt"
     blocker.write_text("a file where the folder would go\n")
