@@ -24,7 +24,13 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 Image = npt.NDArray[np.uint8]
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+"""The file names read as images from a folder (any case): a folder of frames, ``detect``'s folders."""
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The image files in ``folder`` (:data:`IMAGE_SUFFIXES`), sorted by name, not its subfolders."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
 
 
 class SourceError(OSError):
@@ -133,7 +139,7 @@ class FolderSource:
             self.files = [self.folder / line.strip() for line in playlist.read_text().splitlines()
                           if line.strip() and not line.startswith("#")]
         elif self.folder.is_dir():
-            self.files = sorted(p for p in self.folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            self.files = image_files(self.folder)
         if not self.files:
             raise SourceError(f"no images in folder {self.name!r}")
 

@@ -42,22 +42,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"})
-"""The file names a folder given to ``detect`` is read for (any case)."""
-
-
 def expand_folders(paths: list[str]) -> list[str]:
-    """``paths`` with each folder replaced by its image files (:data:`IMAGE_SUFFIXES`), sorted by
-    name, not descending into subfolders; a folder with none stays as it is, for the caller to
+    """``paths`` with each folder replaced by its image files (:func:`vision.capture.image_files`:
+    sorted by name, not its subfolders); a folder with none stays as it is, for the caller to
     report."""
+    from vision.capture import image_files
+
     out: list[str] = []
     for p in paths:
         folder = Path(p)
         if not folder.is_dir():
             out.append(p)
             continue
-        found = sorted(str(f) for f in folder.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
-        out.extend(found or [p])
+        out.extend([str(f) for f in image_files(folder)] or [p])
     return out
 
 
