@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 NAME = "detect"
-HELP = "find and read every tile in image files: one JSON line per image"
+HELP = "find and read every tile in image files or a folder's images: one JSON line per image"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
