@@ -866,6 +866,60 @@ share is measured as well on them (a valid photo with seven backs: 17.7 ms -> 4.
 face cut from its own box; the same readings on valid and six American seeds)."""
 
 
+PANEL_TEXTURE = 0.7
+"""A back that matches the table's colour (:data:`GAP_SHARE`) is still a face-down tile when its
+face is this much smoother than the table around it, or more (median absolute Laplacian of
+CIELAB lightness, face over table; :func:`own_panel`)."""
+PANEL_HUE = 8.0
+"""... and its hue (CIELAB a, b; 8-bit OpenCV units) lies this far or more from the table's
+around it."""
+PANEL_LIGHT = 30.0
+"""... and its lightness (CIELAB L, 8-bit units) lies within this of the table's around it: a
+patch of the table's colour much darker or lighter than the table beside it is the table in a
+shadow or a lamp's spot, whose hue moves with its light (thirty-ninth session: a cast shadow
+85 darker, a lit gap 48 lighter; the backs kept 15 at most)."""
+PANEL_REACH = 4.0
+"""The table around a back: within this many times its quad's half-diagonal of its centre."""
+
+
+def own_panel(image_bgr: npt.NDArray[np.uint8], det: Detections, i: int) -> bool:
+    """Whether back ``i`` of ``det``, whose colour the table matches (:func:`table_gaps`), is a
+    panel of its own: a face-down tile of nearly the table's colour (a green back on green felt).
+    The table seen through a gap has the table's own grain and hue; a tile's back is smoother
+    plastic (:data:`PANEL_TEXTURE`) of a hue of its own (:data:`PANEL_HUE`) in the same light
+    (:data:`PANEL_LIGHT`), measured against the table within :data:`PANEL_REACH` of it (what no
+    quad, grown by a third, covers), not against the whole table, whose light varies.  Too little
+    table near it to tell: False (a gap).  Thirty-ninth session: over 18 seeds of 40 American
+    scenes, 11 backs kept that the gap rule dropped, and no gap; docs/recognition.md."""
+    h, w = image_bgr.shape[:2]
+    q = det.quads[i].astype(np.float32)
+    c = q.mean(axis=0)
+    reach = float(np.abs(q - c).max()) * PANEL_REACH
+    x0, y0 = (max(0, int(v - reach) - 2) for v in c)
+    x1, y1 = min(w, int(c[0] + reach) + 3), min(h, int(c[1] + reach) + 3)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return False
+    shift = np.array([x0, y0], np.float32)
+    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB).astype(np.float32)
+    grain = np.abs(cv2.Laplacian(cv2.GaussianBlur(lab[..., 0], (3, 3), 0), cv2.CV_32F))
+    cover = np.zeros(lab.shape[:2], np.uint8)
+    for other in det.quads - shift:
+        oc = other.mean(axis=0)
+        cv2.fillConvexPoly(cover, np.round(oc + (other - oc) * 1.3).astype(np.int32), 1)
+    near = np.zeros(lab.shape[:2], np.uint8)
+    cv2.circle(near, (int(c[0] - x0), int(c[1] - y0)), int(reach), 1, -1)
+    table = (cover == 0) & (near == 1)
+    face = np.zeros(lab.shape[:2], np.uint8)
+    cv2.fillConvexPoly(face, np.round(c - shift + (q - c) * 0.7).astype(np.int32), 1)
+    on_face = face == 1
+    if table.sum() < 20 or not on_face.any():
+        return False
+    smooth = float(np.median(grain[on_face])) / max(float(np.median(grain[table])), 1e-3)
+    shift_lab = np.median(lab[on_face], axis=0) - np.median(lab[table], axis=0)
+    hue, light = float(np.linalg.norm(shift_lab[1:])), abs(float(shift_lab[0]))
+    return smooth < PANEL_TEXTURE and hue >= PANEL_HUE and light <= PANEL_LIGHT
+
+
 def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.bool_]:
     """``(N,)``: which tiles read as backs are the table seen through a gap in a row or grid of
     tiles.  The localiser finds a back as a plain patch the size of a tile among tiles, and the
@@ -873,7 +927,9 @@ def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray
     as a back.  The table is what no quad covers (each grown by a third about its centre); a back's
     face is its quad's middle (shrunk to 0.7).  A face-down tile's colour is its own: over six
     American scene seeds 2 of 146 backs matched a tenth of the table's pixels, and 18 of the 20
-    backs returned on no tile did (thirty-fourth session; docs/recognition.md)."""
+    backs returned on no tile did (thirty-fourth session; docs/recognition.md).  A back that
+    matches it but is a smoother panel of its own hue than the table around it is kept
+    (:func:`own_panel`: a green back on green felt)."""
     out = np.zeros(len(det), bool)
     backs = np.flatnonzero(det.codes == BACK)
     if not len(backs):
@@ -904,7 +960,7 @@ def table_gaps(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray
         if not len(pixels):
             continue
         near = np.linalg.norm(table - np.median(pixels.astype(np.float32), axis=0), axis=1) < GAP_COLOUR
-        out[i] = float(near.mean()) >= GAP_SHARE
+        out[i] = float(near.mean()) >= GAP_SHARE and not own_panel(image_bgr, det, int(i))
     return out
 
 

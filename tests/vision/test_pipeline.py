@@ -868,6 +868,64 @@ def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
     assert table_gaps(img, crowded).tolist() == [False]
 
 
+def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A green back on green felt matches the table's colour as a gap does; it is kept as a tile
+    because it is smoother than the felt around it and of a hue of its own in the same light
+    (own_panel), where a shadow on the felt, whose hue moves with its light, is not."""
+    import vision.pipeline as pipeline
+
+    rng = np.random.default_rng(3)
+    img = np.clip(rng.normal((40, 120, 50), 6, (240, 320, 3)), 0, 255).astype(np.uint8)  # green cloth
+    quads = []
+    for k in range(6):  # a gap at k = 2, a green back at k = 3, a patch of flat table colour at k = 4
+        x = 20 + 45 * k
+        quads.append(_quad(x + 20, 100, 40, 54))
+        if k == 2:
+            continue
+        colour = {3: (30, 125, 30), 4: (40, 120, 50)}.get(k, (225, 235, 240))
+        cv2.rectangle(img, (x, 73), (x + 40, 127), colour, -1)
+    codes = ["5D", "6D", "BK", "BK", "BK", "8D"]
+    det = Detections.from_quads(np.array(quads, np.float32), codes, np.full(6, 0.9, np.float32))
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+    back = lab[80:120, 157:193].reshape(-1, 3).mean(axis=0)
+    table = lab[170:, :].reshape(-1, 3)
+    assert (np.linalg.norm(table - back, axis=1) < pipeline.GAP_COLOUR).mean() >= pipeline.GAP_SHARE  # matches as a gap does
+    assert [pipeline.own_panel(img, det, i) for i in (2, 3, 4)] == [False, True, False]
+    assert pipeline.table_gaps(img, det).tolist() == [False, False, True, False, True, False]
+    shadow = img.copy()  # the gap's felt in a deep shadow: smooth, its hue moved by the dark
+    shadow[73:128, 110:151] = (15, 62, 15)
+    assert not pipeline.own_panel(shadow, det, 2)
+    monkeypatch.setattr(pipeline, "PANEL_LIGHT", 255.0)
+    assert pipeline.own_panel(shadow, det, 2)  # it is the light alone that tells it from a back
+
+
+def test_green_backs_on_green_felt_are_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bench's American scenes of seed 42: three green backs on green felt, which the gap rule
+    took for the felt seen between tiles (thirty-ninth session), are read, and no back is added
+    where no tile lies."""
+    import vision.pipeline as pipeline
+    rec = pipeline.TileRecognizer(REPO / "models")
+    scenes = american_scenes(42, 35)
+
+    def backs() -> tuple[int, int]:
+        right = false = 0
+        for sc in scenes:
+            d = rec.detect(sc.image)
+            truth = truth_bounds(sc)
+            for k in np.flatnonzero(d.codes == "BK"):
+                iou = quad_iou_boxes(d.boxes[k : k + 1], truth)[0]
+                j = int(iou.argmax())
+                right += bool(iou[j] >= 0.5 and sc.codes[j] == "BK")
+                false += bool(iou[j] < 0.1)
+        return right, false
+
+    right, false = backs()
+    monkeypatch.setattr(pipeline, "PANEL_TEXTURE", 0.0)  # every back of the table's colour a gap
+    right_before, false_before = backs()
+    assert right >= right_before + 2
+    assert false <= false_before
+
+
 def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The bench's American scenes of seed 35: the localiser finds bare table in a tile-sized gap of
     a grid as it finds a back, and the classifier reads it as one."""
