@@ -321,6 +321,21 @@ class TileRecognizer:
             keep = np.setdiff1d(np.arange(len(out)), moved)
             order = np.argsort(np.concatenate([keep, moved]), kind="stable")
             out = out[keep].joined(read)[order]
+        pairs = halves_of_tiles(out, objectness) if HALVES_JOINED else []
+        if pairs:  # one tile boxed in two halves: read whole where it reads about as surely as either half
+            read = self.classify(img, np.stack([q for _, _, q in pairs]))
+            win = [k for k, (i, j, _) in enumerate(pairs) if read.confidence[k] >= max(out.confidence[i], out.confidence[j]) - HALF_TIE]
+            if win:
+                first = np.array([pairs[k][0] for k in win])
+                second = np.array([pairs[k][1] for k in win])
+                whole = np.maximum(objectness[first], objectness[second])
+                read = read[np.array(win)]
+                if isinstance(out.meta.get("objectness"), np.ndarray):
+                    read.meta["objectness"] = whole
+                keep = np.setdiff1d(np.arange(len(out)), np.concatenate([first, second]))
+                order = np.argsort(np.concatenate([keep, first]), kind="stable")
+                out = out[keep].joined(read)[order]
+                objectness = np.concatenate([objectness[keep], whole])[order]
         return out, objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
@@ -715,6 +730,23 @@ RIM_OVERLAP = 0.1
 (in a pile, a tile partly under another is rightly boxed small)."""
 
 
+def neighbour_sizes(
+    det: Detections, objectness: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+    """``(params, sure, short, long)``: each tile's :func:`vision.detect.quad_params`, whether it
+    scores :data:`MIN_SCORE`, and the median short and long side of the :data:`BACK_NEIGHBOURS`
+    nearest other tiles that do; None when no more than that many do."""
+    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
+    if sure.sum() <= BACK_NEIGHBOURS:
+        return None
+    p = quad_params(np.asarray(det.quads, np.float32))
+    dist = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
+    dist[:, ~sure] = np.inf
+    np.fill_diagonal(dist, np.inf)
+    near = np.argsort(dist, axis=1)[:, :BACK_NEIGHBOURS]
+    return p, sure, np.median(p[near, 2], axis=1), np.median(p[near, 3], axis=1)
+
+
 def rim_grown(
     image_bgr: npt.NDArray[np.uint8], det: Detections, objectness: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float32]:
@@ -731,16 +763,11 @@ def rim_grown(
     """
     given = np.asarray(det.quads, np.float32)
     quads = given.copy()
-    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
-    if sure.sum() <= BACK_NEIGHBOURS:
+    sizes = neighbour_sizes(det, objectness)
+    if sizes is None:
         return quads
-    p = quad_params(given)
-    dist = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
-    dist[:, ~sure] = np.inf
-    np.fill_diagonal(dist, np.inf)
-    near = np.argsort(dist, axis=1)[:, :BACK_NEIGHBOURS]
-    size_s = np.maximum(np.median(p[near, 2], axis=1), p[:, 2])
-    size_l = np.maximum(np.median(p[near, 3], axis=1), p[:, 3])
+    p, sure, size_s, size_l = sizes
+    size_s, size_l = np.maximum(size_s, p[:, 2]), np.maximum(size_l, p[:, 3])
     lo, hi = given.min(axis=1), given.max(axis=1)
     h, w = image_bgr.shape[:2]
     for i in np.flatnonzero(p[:, 2] * p[:, 3] < SMALL_QUAD_AREA * size_s * size_l):
@@ -771,6 +798,64 @@ def rim_grown(
                 quads[i] = tries[t]
                 break
     return quads
+
+
+HALVES_JOINED = True
+"""Whether two small quads that together make one tile are read as that tile
+(:func:`halves_of_tiles`); the whole is kept where it reads at most :data:`HALF_TIE` less surely
+than the surer half (thirty-ninth session: valid +1 tile, six American seeds +1 tile and 2 false
+tiles fewer, 1280x720 frames +2 and 6 fewer; docs/recognition.md)."""
+HALF_FILL = 0.75
+"""Two halves fill at least this share of the rectangle about both."""
+HALF_SIZE = (0.8, 1.25)
+"""That rectangle's area against their neighbours' size."""
+HALF_TURN = float(np.radians(12.0))
+HALF_TIE = 0.02
+"""A half is as sure of itself as the whole tile is: a 4-dot's half is a perfect 2-dot (0.96 and
+0.95 against 0.949 for the whole, in one of the bench's scenes)."""
+"""The two halves' long axes (or one's long and the other's short) lie within this of parallel."""
+
+
+def halves_of_tiles(
+    det: Detections, objectness: npt.NDArray[np.float32]
+) -> list[tuple[int, int, npt.NDArray[np.float32]]]:
+    """``[(i, j, quad)]``: pairs of tiles each boxed much smaller than their neighbours
+    (:data:`SMALL_QUAD_AREA`) that lie side by side and together make one tile of their
+    neighbours' size: ``quad`` is the rectangle about both (:data:`HALF_FILL`, :data:`HALF_SIZE`,
+    :data:`HALF_TURN`).  The localiser sometimes boxes each half of one tile, and each half reads
+    as a tile of its own (a 4-dot's halves as two 2-dots).  Each tile is in one pair at most, the
+    best filled first."""
+    sizes = neighbour_sizes(det, objectness)
+    if sizes is None:
+        return []
+    p, _, size_s, size_l = sizes
+    area = p[:, 2] * p[:, 3]
+    small = np.flatnonzero(area < SMALL_QUAD_AREA * size_s * size_l)
+    if len(small) < 2:
+        return []
+    q = p[small]
+    dist = np.hypot(q[:, None, 0] - q[None, :, 0], q[:, None, 1] - q[None, :, 1])
+    turn = np.abs(q[:, None, 4] - q[None, :, 4]) % (np.pi / 2)
+    reach = 0.5 * (size_l[small][:, None] + size_l[small][None, :])  # their centres within a tile's length
+    near = (dist <= reach) & (np.minimum(turn, np.pi / 2 - turn) <= HALF_TURN)
+    found = []
+    for a, b in zip(*np.nonzero(np.triu(near, 1)), strict=True):
+        i, j = int(small[a]), int(small[b])
+        rect = cv2.minAreaRect(np.concatenate([det.quads[i], det.quads[j]]).astype(np.float32))
+        whole = float(rect[1][0] * rect[1][1])
+        target = float(size_s[i] * size_l[i] + size_s[j] * size_l[j]) / 2
+        if whole <= 0 or not HALF_SIZE[0] <= whole / target <= HALF_SIZE[1]:
+            continue
+        if (area[i] + area[j]) / whole < HALF_FILL:
+            continue
+        found.append((float(area[i] + area[j]) / whole, i, j, cv2.boxPoints(rect).astype(np.float32)))
+    used: set[int] = set()
+    out = []
+    for _, i, j, quad in sorted(found, key=lambda f: -f[0]):
+        if i not in used and j not in used:
+            used.update((i, j))
+            out.append((i, j, quad))
+    return out
 
 
 PLAIN_BACKS = True

@@ -751,6 +751,51 @@ def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is()
     assert np.allclose(rim_grown(img, few, obj[:6]), few.quads)
 
 
+def test_two_halves_of_one_tile_are_paired_as_that_tile() -> None:
+    from vision.detect import quad_iou_boxes
+    from vision.pipeline import halves_of_tiles
+
+    quads = [_quad(40 + 46 * k, 100, 40, 54) for k in range(8)]  # a row of whole tiles
+    truth = np.array(_quad(200, 200, 40, 54), np.float32)
+    quads += [_quad(200, 187, 40, 27), _quad(200, 213, 40, 27)]  # one tile boxed as its top and bottom halves
+    quads += [_quad(100, 300, 20, 27), _quad(300, 300, 20, 27)]  # two small quads far apart
+    det = Detections.from_quads(np.array(quads, np.float32), ["5D"] * 8 + ["2D"] * 4, np.full(12, 0.9, np.float32))
+    pairs = halves_of_tiles(det, np.full(12, 0.9, np.float32))
+    assert [(i, j) for i, j, _ in pairs] == [(8, 9)]
+    whole = pairs[0][2]
+    box = np.concatenate([whole.min(axis=0), whole.max(axis=0)])[None]
+    assert quad_iou_boxes(box, np.concatenate([truth.min(axis=0), truth.max(axis=0)])[None])[0, 0] > 0.95
+    # the same halves turned 45 degrees from each other are no tile
+    turned = det.quads.copy()
+    c = turned[9].mean(axis=0)
+    turned[9] = c + (turned[9] - c) @ np.array([[0.7071, -0.7071], [0.7071, 0.7071]], np.float32)
+    det2 = Detections.from_quads(turned, ["5D"] * 8 + ["2D"] * 4, np.full(12, 0.9, np.float32))
+    assert halves_of_tiles(det2, np.full(12, 0.9, np.float32)) == []
+    # among too few tiles none is looked for
+    assert halves_of_tiles(det[np.r_[4:10]], np.full(6, 0.9, np.float32)) == []
+
+
+def test_a_four_dot_boxed_in_two_halves_is_read_as_one_tile(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bench's American scene 25 of seed 33: the localiser boxes a 4-dot's two halves, each a
+    perfect 2-dot; read whole, it is one 4-dot."""
+    import vision.pipeline as pipeline
+    from vision.detect import quad_iou_boxes
+
+    rec = pipeline.TileRecognizer(REPO / "models")
+    sc = american_scenes(33, 26)[25]
+    truth = truth_bounds(sc)
+    four = int(np.flatnonzero(np.array(sc.codes) == "4D")[0])
+
+    def on_it() -> list[str]:
+        d = rec.detect(sc.image)
+        iou = quad_iou_boxes(truth[four : four + 1], d.boxes)[0]
+        return sorted(str(c) for c in d.codes[iou >= 0.2])
+
+    assert on_it() == ["4D"]
+    monkeypatch.setattr(pipeline, "HALVES_JOINED", False)
+    assert on_it() == ["2D", "2D"]
+
+
 def test_american_tiles_boxed_in_part_are_boxed_whole(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The bench's American scenes of seed 41: tiles the photo localiser boxes in part (a crak's
     character without its numeral, two of six bamboos) are boxed whole and read right."""
