@@ -380,7 +380,8 @@ def unlabelled_tiles_in(rec: Any, samples: Iterable[Any]) -> dict[str, npt.NDArr
 def _pipeline_digest() -> str:
     """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
     settings that move its quads (scales, unsqueezing, angle refinement, doubtful turns, second
-    boxes, grown backs, backs found as plain patches, small quads grown to their rims) and the classifier's sha256 (it chooses how far a squeezed photo is
+    boxes, grown backs, backs found as plain patches, small quads grown to their rims, backs of the
+    table's colour, tiles boxed in halves) and the classifier's sha256 (it chooses how far a squeezed photo is
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
@@ -403,6 +404,10 @@ def _pipeline_digest() -> str:
     # the thirty-sixth session's small quads grown to their rims
     h.update(repr((pipeline.SMALL_QUAD_AREA, pipeline.RIM_GAIN, pipeline.RIM_OVERLAP, detect.RIM_SAMPLES,
                    detect.RIM_STEP)).encode())
+    # the thirty-ninth session's backs of the table's colour kept, and tiles boxed in two halves read whole
+    h.update(repr((pipeline.PANEL_TEXTURE, pipeline.PANEL_HUE, pipeline.PANEL_LIGHT, pipeline.PANEL_REACH,
+                   pipeline.HALVES_JOINED, pipeline.HALF_FILL, pipeline.HALF_SIZE, pipeline.HALF_TURN,
+                   pipeline.HALF_TIE)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]
