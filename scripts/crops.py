@@ -404,10 +404,11 @@ def _pipeline_digest() -> str:
     # the thirty-sixth session's small quads grown to their rims
     h.update(repr((pipeline.SMALL_QUAD_AREA, pipeline.RIM_GAIN, pipeline.RIM_OVERLAP, detect.RIM_SAMPLES,
                    detect.RIM_STEP)).encode())
-    # the thirty-ninth session's backs of the table's colour kept, and tiles boxed in two halves read whole
+    # the thirty-ninth session's backs of the table's colour kept, tiles boxed in two halves read whole,
+    # and coloured faces read as white dragons read again
     h.update(repr((pipeline.PANEL_TEXTURE, pipeline.PANEL_HUE, pipeline.PANEL_LIGHT, pipeline.PANEL_REACH,
                    pipeline.HALVES_JOINED, pipeline.HALF_FILL, pipeline.HALF_SIZE, pipeline.HALF_TURN,
-                   pipeline.HALF_TIE)).encode())
+                   pipeline.HALF_TIE, pipeline.WHITE_CHROMA)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

@@ -971,6 +971,51 @@ def test_green_backs_on_green_felt_are_read(monkeypatch) -> None:  # type: ignor
     assert false <= false_before
 
 
+def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> None:
+    import vision.pipeline as pipeline
+
+    img = np.full((120, 200, 3), (60, 110, 60), np.uint8)  # green cloth
+    cv2.rectangle(img, (10, 30), (50, 84), (235, 240, 242), -1)  # a soap: white, a blue frame
+    cv2.rectangle(img, (16, 37), (44, 77), (160, 60, 20), 3)
+    cv2.rectangle(img, (70, 30), (110, 84), (30, 110, 230), -1)  # an orange back
+    cv2.rectangle(img, (130, 30), (170, 84), (30, 110, 230), -1)  # the same, read as a 5 Dots
+    classes = ("BK", "WD", "5D")
+    probs = np.array([[0.10, 0.85, 0.05], [0.16, 0.73, 0.11], [0.10, 0.10, 0.80]], np.float32)
+    det = Detections.from_quads(
+        np.array([_quad(30, 57, 40, 54), _quad(90, 57, 40, 54), _quad(150, 57, 40, 54)], np.float32),
+        ["WD", "WD", "5D"], probs.max(axis=1), probs=probs, classes=classes,
+    )
+    assert pipeline.not_white(img, det).tolist() == [False, True, False]
+    out = pipeline.without_class(det, np.flatnonzero(pipeline.not_white(img, det)), "WD")
+    assert out.codes.tolist() == ["WD", "BK", "5D"]
+    assert out.confidence[1] == pytest.approx(0.16 / 0.27, abs=1e-4)  # sure as it is, given no white dragon
+    assert out.probs is not None and out.probs[1].sum() == pytest.approx(1.0, abs=1e-4)
+    assert np.array_equal(out.probs[[0, 2]], probs[[0, 2]])
+    bare = Detections.from_quads(det.quads, ["WD", "WD", "5D"], probs.max(axis=1))  # no probabilities: as read
+    assert pipeline.without_class(bare, np.array([1]), "WD").codes.tolist() == ["WD", "WD", "5D"]
+
+
+def test_an_orange_back_is_not_read_as_a_white_dragon(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bench's American scene 2 of seed 41: a plain orange back that the photo classifier
+    reads as a white dragon is read as a back."""
+    import vision.pipeline as pipeline
+    from vision.detect import quad_iou_boxes
+
+    rec = pipeline.TileRecognizer(REPO / "models")
+    sc = american_scenes(41, 3)[2]
+    truth = truth_bounds(sc)
+
+    def on_backs() -> list[str]:
+        d = rec.detect(sc.image)
+        iou = quad_iou_boxes(truth, d.boxes)
+        return [str(d.codes[iou[i].argmax()]) for i in np.flatnonzero(np.array(sc.codes) == "BK") if iou[i].max() >= 0.5]
+
+    read = on_backs()
+    monkeypatch.setattr(pipeline, "WHITE_CHROMA", 0.0)
+    before = on_backs()
+    assert read.count("BK") == before.count("BK") + 1 and before.count("WD") >= 1
+
+
 def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The bench's American scenes of seed 35: the localiser finds bare table in a tile-sized gap of
     a grid as it finds a back, and the classifier reads it as one."""
