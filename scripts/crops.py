@@ -408,7 +408,7 @@ def _pipeline_digest() -> str:
     # and coloured faces read as white dragons read again
     h.update(repr((pipeline.PANEL_TEXTURE, pipeline.PANEL_HUE, pipeline.PANEL_LIGHT, pipeline.PANEL_REACH,
                    pipeline.HALVES_JOINED, pipeline.HALF_FILL, pipeline.HALF_SIZE, pipeline.HALF_TURN,
-                   pipeline.HALF_TIE, pipeline.WHITE_CHROMA)).encode())
+                   pipeline.HALF_TIE, pipeline.WHITE_CHROMA, pipeline.PLAIN_COLOURED)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

@@ -303,7 +303,14 @@ class TileRecognizer:
         patches = plain_patches(img, out, objectness) if PLAIN_BACKS else np.zeros((0, 4, 2), np.float32)
         if len(patches):  # face-down tiles the localiser missed: plain patches read as backs
             read = self.classify(img, patches)
-            sure = np.flatnonzero((read.codes == BACK) & (read.confidence >= PLAIN_BACK_SURE))
+            sure_back = (read.codes == BACK) & (read.confidence >= PLAIN_BACK_SURE)
+            if WHITE_CHROMA > 0 and PLAIN_COLOURED and read.probs is not None and WHITE_DRAGON in read.classes:
+                # a plain face the classifier is sure of, back or white dragon, and no white one: a back
+                plain = read.probs[:, read.classes.index(BACK)] + read.probs[:, read.classes.index(WHITE_DRAGON)]
+                coloured = np.flatnonzero((read.codes == WHITE_DRAGON) & (plain >= PLAIN_BACK_SURE) & not_white(img, read))
+                read = without_class(read, coloured, WHITE_DRAGON)
+                sure_back[coloured] = read.codes[coloured] == BACK
+            sure = np.flatnonzero(sure_back)
             if len(sure):
                 read = read[sure]
                 read.meta["objectness"] = np.ones(len(read), np.float32)
@@ -913,6 +920,10 @@ def halves_of_tiles(
 PLAIN_BACKS = True
 """Whether a photo is searched for the backs its localiser missed (:func:`plain_patches`); a
 switch for measuring the rule."""
+PLAIN_COLOURED = True
+"""Whether a plain patch that the classifier reads as a white dragon, and is sure is a plain face
+(a back or a white dragon, :data:`PLAIN_BACK_SURE` together), is returned as a back when its face
+is coloured (:func:`not_white`)."""
 PLAIN_BACK_SURE = 0.8
 """A plain patch (:func:`plain_patches`) is returned as a face-down tile (``BK``) when the
 classifier reads it as one this surely; its objectness is then 1."""
