@@ -811,33 +811,68 @@ def rim_grown(
 
 WHITE_DRAGON = "WD"
 WHITE_CHROMA = 30.0
-"""A white dragon (or soap) is a white face: the median chroma (CIELAB a, b from grey, 8-bit
-units) of its middle stays under this (thirty-ninth session: at most 17.3 over valid's 277 and
-13.2 over 310 of twelve American seeds' white dragons read right); a plain face of a stronger
-colour read as one is a coloured back (47-79; :func:`not_white`)."""
+"""A white dragon (or soap) is a white face: the median colour of its middle lies under this
+(CIELAB a, b, 8-bit units) from grey or from the picture's white (thirty-ninth session: from
+grey at most 17.3 over valid's 277 white dragons read right and 13.2 over 310 on twelve American
+seeds; from the faces' white at most 21.5 on valid's photos under a warm lamp left in); a plain
+face of a stronger colour read as one is a coloured back (47-79 from grey; :func:`not_white`)."""
+
+
+WHITE_FACES = 3
+"""The picture's white is measured on the face-up tiles' margins when this many or more are read
+surely (:data:`PLAIN_BACK_SURE`); else it is taken to be grey."""
+
+
+def _median_ab(image_bgr: npt.NDArray[np.uint8], quad: npt.NDArray[np.float32], outer: float, inner: float) -> npt.NDArray[np.float32] | None:
+    """The median CIELAB a, b of ``quad``'s band between ``inner`` and ``outer`` times its size
+    about its centre (``inner`` 0: the whole middle), or None when it holds no pixel."""
+    h, w = image_bgr.shape[:2]
+    c = quad.mean(axis=0)
+    out_q = np.round(c + (quad - c) * outer).astype(np.int32)
+    x0, y0 = np.clip(out_q.min(axis=0), 0, None)
+    x1, y1 = np.minimum(out_q.max(axis=0) + 1, [w, h])
+    if x1 <= x0 or y1 <= y0:
+        return None
+    shift = np.array([x0, y0], np.int32)
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(mask, out_q - shift, 1)
+    if inner > 0:
+        cv2.fillConvexPoly(mask, np.round(c + (quad - c) * inner).astype(np.int32) - shift, 0)
+    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB)[mask == 1]
+    return np.median(lab[:, 1:].astype(np.float32), axis=0) if len(lab) else None
 
 
 def not_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.bool_]:
-    """``(N,)``: which tiles read as white dragons are no white face (:data:`WHITE_CHROMA`),
-    measured on each quad's middle (shrunk to 0.6).  The photo classifier reads some plain
+    """``(N,)``: which tiles read as white dragons are no white face: the median colour of each
+    quad's middle (shrunk to 0.6) lies :data:`WHITE_CHROMA` or more (CIELAB a, b) both from grey
+    and from the picture's white, the median of the face-up tiles' margins (the band between 0.8
+    and 0.95 of each quad, on tiles read surely, :data:`WHITE_FACES`), so that a lamp's tint left
+    in the picture tints the faces and the dragon alike.  The photo classifier reads some plain
     orange and red backs as white dragons (0.6-0.75 sure), the plain face being what they share."""
     out = np.zeros(len(det), bool)
-    h, w = image_bgr.shape[:2]
+    grey = np.array([128.0, 128.0], np.float32)
+    white: npt.NDArray[np.float32] | None = None
     for i in np.flatnonzero(det.codes == WHITE_DRAGON):
-        q = det.quads[i]
-        c = q.mean(axis=0)
-        middle = np.round(c + (q - c) * 0.6).astype(np.int32)
-        x0, y0 = np.clip(middle.min(axis=0), 0, None)
-        x1, y1 = np.minimum(middle.max(axis=0) + 1, [w, h])
-        if x1 <= x0 or y1 <= y0:
-            continue
-        face = np.zeros((y1 - y0, x1 - x0), np.uint8)
-        cv2.fillConvexPoly(face, middle - np.array([x0, y0], np.int32), 1)
-        lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB)[face == 1]
-        if len(lab):
-            a, b = np.median(lab[:, 1:].astype(np.float32), axis=0)
-            out[i] = float(np.hypot(a - 128.0, b - 128.0)) >= WHITE_CHROMA
+        middle = _median_ab(image_bgr, det.quads[i], 0.6, 0.0)
+        if middle is None or float(np.linalg.norm(middle - grey)) < WHITE_CHROMA:
+            continue  # white, or near enough (most are: the picture's white is then not measured)
+        if white is None:
+            white = picture_white(image_bgr, det)
+        out[i] = float(np.linalg.norm(middle - white)) >= WHITE_CHROMA
     return out
+
+
+def picture_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.float32]:
+    """CIELAB ``(a, b)`` of the picture's white: the median over the face-up tiles read surely
+    (:data:`PLAIN_BACK_SURE`; 24 at most, spread over them) of their margins' median colour (the
+    band between 0.8 and 0.95 of each quad); grey (128, 128) when fewer than :data:`WHITE_FACES`."""
+    faces = np.flatnonzero((det.codes != WHITE_DRAGON) & (det.codes != BACK) & (det.confidence >= PLAIN_BACK_SURE))
+    if len(faces) >= WHITE_FACES:
+        faces = faces[np.linspace(0, len(faces) - 1, min(len(faces), 24)).round().astype(int)]
+        margins = [m for m in (_median_ab(image_bgr, det.quads[i], 0.95, 0.8) for i in faces) if m is not None]
+        if len(margins) >= WHITE_FACES:
+            return np.asarray(np.median(np.array(margins, np.float32), axis=0), np.float32)
+    return np.array([128.0, 128.0], np.float32)
 
 
 def without_class(det: Detections, rows: npt.NDArray[np.int64], code: str) -> Detections:

@@ -993,6 +993,19 @@ def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> Non
     assert np.array_equal(out.probs[[0, 2]], probs[[0, 2]])
     bare = Detections.from_quads(det.quads, ["WD", "WD", "5D"], probs.max(axis=1))  # no probabilities: as read
     assert pipeline.without_class(bare, np.array([1]), "WD").codes.tolist() == ["WD", "WD", "5D"]
+    # under a warm lamp left in the picture every white face is orange, the white dragon's too: it
+    # is measured against the faces' own white, and the orange back still stands out from it
+    warm = np.full((120, 380, 3), (60, 110, 60), np.uint8)
+    quads = []
+    for k in range(6):
+        x = 10 + 60 * k
+        quads.append(_quad(x + 20, 57, 40, 54))
+        cv2.rectangle(warm, (x, 30), (x + 40, 84), (30, 110, 230) if k == 5 else (120, 190, 250), -1)
+        if k < 4:
+            cv2.circle(warm, (x + 20, 57), 8, (40, 40, 160), -1)  # a face's print
+    lit = Detections.from_quads(np.array(quads, np.float32), ["5D", "6D", "7D", "8D", "WD", "WD"], np.full(6, 0.9, np.float32))
+    assert pipeline.not_white(warm, lit).tolist() == [False] * 5 + [True]
+    assert pipeline.not_white(warm, lit[np.r_[4:6]]).tolist() == [True, True]  # no faces to measure the white by
 
 
 def test_an_orange_back_is_not_read_as_a_white_dragon(monkeypatch) -> None:  # type: ignore[no-untyped-def]
