@@ -944,6 +944,21 @@ def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypat
     assert pipeline.own_panel(shadow, det, 2)  # it is the light alone that tells it from a back
 
 
+def backs_read(rec, scenes) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """``(right, false)``: the backs ``rec`` returns on a true back (IoU 0.5 or more) and on no
+    tile (IoU under 0.1 with every true tile) over synthetic ``scenes``."""
+    right = false = 0
+    for sc in scenes:
+        d = rec.detect(sc.image)
+        truth = truth_bounds(sc)
+        for k in np.flatnonzero(d.codes == "BK"):
+            iou = quad_iou_boxes(d.boxes[k : k + 1], truth)[0]
+            j = int(iou.argmax())
+            right += bool(iou[j] >= 0.5 and sc.codes[j] == "BK")
+            false += bool(iou[j] < 0.1)
+    return right, false
+
+
 def test_green_backs_on_green_felt_are_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The bench's American scenes of seed 42: three green backs on green felt, which the gap rule
     took for the felt seen between tiles (thirty-ninth session), are read, and no back is added
@@ -952,21 +967,9 @@ def test_green_backs_on_green_felt_are_read(monkeypatch) -> None:  # type: ignor
     rec = pipeline.TileRecognizer(REPO / "models")
     scenes = american_scenes(42, 35)
 
-    def backs() -> tuple[int, int]:
-        right = false = 0
-        for sc in scenes:
-            d = rec.detect(sc.image)
-            truth = truth_bounds(sc)
-            for k in np.flatnonzero(d.codes == "BK"):
-                iou = quad_iou_boxes(d.boxes[k : k + 1], truth)[0]
-                j = int(iou.argmax())
-                right += bool(iou[j] >= 0.5 and sc.codes[j] == "BK")
-                false += bool(iou[j] < 0.1)
-        return right, false
-
-    right, false = backs()
+    right, false = backs_read(rec, scenes)
     monkeypatch.setattr(pipeline, "PANEL_TEXTURE", 0.0)  # every back of the table's colour a gap
-    right_before, false_before = backs()
+    right_before, false_before = backs_read(rec, scenes)
     assert right >= right_before + 2
     assert false <= false_before
 
@@ -1059,21 +1062,9 @@ def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None
     rec = pipeline.TileRecognizer(REPO / "models")
     scenes = american_scenes(35, 30)
 
-    def backs() -> tuple[int, int]:
-        right = false = 0
-        for sc in scenes:
-            d = rec.detect(sc.image)
-            truth = truth_bounds(sc)
-            for k in np.flatnonzero(d.codes == "BK"):
-                iou = quad_iou_boxes(d.boxes[k : k + 1], truth)[0]
-                j = int(iou.argmax())
-                right += bool(iou[j] >= 0.5 and sc.codes[j] == "BK")
-                false += bool(iou[j] < 0.1)
-        return right, false
-
-    right, false = backs()
+    right, false = backs_read(rec, scenes)
     monkeypatch.setattr(pipeline, "GAP_SHARE", 2.0)  # never a gap
-    right_before, false_before = backs()
+    right_before, false_before = backs_read(rec, scenes)
     # 18 backs found either way; 1 back on no tile, 7 without the rule (thirty-fourth session)
     assert false_before >= 5 and false <= false_before // 3
     assert right >= right_before - 1 and right >= 15
