@@ -904,10 +904,10 @@ HALF_FILL = 0.75
 HALF_SIZE = (0.8, 1.25)
 """That rectangle's area against their neighbours' size."""
 HALF_TURN = float(np.radians(12.0))
+"""The two halves' long axes (or one's long and the other's short) lie within this of parallel."""
 HALF_TIE = 0.02
 """A half is as sure of itself as the whole tile is: a 4-dot's half is a perfect 2-dot (0.96 and
 0.95 against 0.949 for the whole, in one of the bench's scenes)."""
-"""The two halves' long axes (or one's long and the other's short) lie within this of parallel."""
 
 
 def halves_of_tiles(
