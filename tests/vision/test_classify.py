@@ -15,6 +15,7 @@ from vision.classify import (
     CROP_H,
     CROP_W,
     DEFAULT_MODEL,
+    SPLIT_CROPS,
     TURN_ASPECT,
     TileClassifier,
     extract_crops,
@@ -166,6 +167,31 @@ def test_bad_inputs_give_clear_errors(clf: TileClassifier) -> None:
     assert empty.codes == [] and empty.embeddings.shape[0] == 0
     with pytest.raises(ValueError, match="not found"):
         TileClassifier(Path("/nonexistent/classifier.onnx"))
+
+
+def test_a_large_batch_is_read_in_two_halves_at_once_to_the_same_bit(clf: TileClassifier) -> None:
+    image, quads, _ = _photo("valid_a.jpg")
+    many = np.concatenate([quads] * (2 * SPLIT_CROPS // len(quads) + 1))
+    many[::3] = many[::3, [1, 2, 3, 0]]  # some quads start on another corner
+    two = TileClassifier(MODEL, threads=2)
+    assert two._halves is not None
+    read: list[int] = []
+    for session in two._halves:
+        run = session.run
+        session.run = lambda batch, run=run: read.append(len(batch)) or run(batch)  # type: ignore
+    halves = two.classify_quads(image, many, turn_below=TURN_ASPECT)
+    assert sorted(read[:2]) == [len(many) // 2, len(many) - len(many) // 2]  # both halves were read
+    one = clf.classify_quads(image, many, turn_below=TURN_ASPECT)  # one session, one thread
+    assert halves.codes == one.codes
+    assert np.array_equal(halves.probs, one.probs)
+    assert np.array_equal(halves.embeddings, one.embeddings)
+    crops = extract_crops(image, many)
+    assert np.array_equal(two.run(crops).probs, clf.run(crops).probs)
+    small = len(read)
+    assert two.run(crops[: SPLIT_CROPS - 1]).codes == clf.run(crops[: SPLIT_CROPS - 1]).codes
+    assert len(read) == small  # a small batch is read whole, by the two-threaded session
+    with pytest.raises(ValueError, match="image must be"):  # raised on the worker, named here
+        two.classify_quads(np.zeros((10, 10), np.uint8), many)
 
 
 def test_synthetic_american_jokers_backs_and_flowers_read_right(clf: TileClassifier) -> None:
