@@ -12,6 +12,7 @@ reading by its nearest prototypes.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -149,6 +150,7 @@ class TileClassifier:
         if threads >= 2:
             self._halves = tuple(OnnxModel(self.path, threads=1, warmup_shape=warmup) for _ in range(2))
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="classifier")
+        self._pid = os.getpid()  # a process forked from this one has no worker thread
 
     def preprocess(self, crops: Image) -> FloatArray:
         x = np.asarray(crops, np.float32) * np.float32(self.spec.get("scale", 1 / 255))
@@ -165,7 +167,8 @@ class TileClassifier:
         """``n`` crops read: ``outputs(model, slice)`` gives the logits and embeddings of the
         crops in ``slice`` by ``model``; a large batch is read as two halves at once
         (:data:`SPLIT_CROPS`)."""
-        if self._halves is None or self._worker is None or n < SPLIT_CROPS:
+        forked = os.getpid() != self._pid
+        if self._halves is None or self._worker is None or n < SPLIT_CROPS or forked:
             logits, embs = outputs(self.model, slice(0, n))
         else:
             half = (n + 1) // 2

@@ -194,6 +194,31 @@ def test_a_large_batch_is_read_in_two_halves_at_once_to_the_same_bit(clf: TileCl
         two.classify_quads(np.zeros((10, 10), np.uint8), many)
 
 
+_FORKED: TileClassifier | None = None
+
+
+def _read_in_child(crops: np.ndarray) -> list[str]:
+    assert _FORKED is not None
+    return _FORKED.run(crops).codes
+
+
+def test_a_process_forked_from_one_with_two_halves_reads_a_large_batch(clf: TileClassifier) -> None:
+    """A forked process has no worker thread: it reads the batch whole instead of waiting for one."""
+    import multiprocessing as mp
+
+    global _FORKED
+    image, quads, _ = _photo("valid_a.jpg")
+    crops = extract_crops(image, np.concatenate([quads] * (SPLIT_CROPS // len(quads) + 1)))
+    _FORKED = TileClassifier(MODEL, threads=2)
+    read_here = _FORKED.run(crops).codes  # the worker thread now runs here, and not in a fork
+    try:
+        with mp.get_context("fork").Pool(1) as pool:
+            codes = pool.apply_async(_read_in_child, (crops,)).get(timeout=60)
+    finally:
+        _FORKED = None
+    assert codes == read_here == clf.run(crops).codes
+
+
 def test_synthetic_american_jokers_backs_and_flowers_read_right(clf: TileClassifier) -> None:
     from vision import american
 
