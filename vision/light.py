@@ -205,19 +205,23 @@ def with_levels(image: Image, gain: float, offset: float) -> Image:
 
 def light_corrections(
     image: Image, levels: tuple[float, float] | None = LEVELS
-) -> tuple[Image, npt.NDArray[np.float64] | None, tuple[float, float] | None]:
-    """``(image corrected, lamp gains or None, (gain, offset) of the stretch or None)``: its lamp
-    taken out (:func:`lamp_gains`) and, where it is washed out, its grey levels stretched to
+) -> tuple[Image, npt.NDArray[np.float64] | None, tuple[float, float] | None, Image | None]:
+    """``(image corrected, lamp gains or None, (gain, offset) of the stretch or None, sample)``: its
+    lamp taken out (:func:`lamp_gains`) and, where it is washed out, its grey levels stretched to
     ``levels`` (:func:`levels_gains`; None: never), both measured on one shrunk sample; the image
-    is ``image`` itself when there is nothing to do."""
+    is ``image`` itself when there is nothing to do, and ``sample`` is then that picture shrunk by
+    area to :data:`SAMPLE_SIDE` pixels long (itself when no longer), which a later step may use
+    rather than shrink it again; else None."""
     small = _sample(image)
     if small is None:
-        return image, None, None
+        return image, None, None, None
     gains = lamp_gains(small)
     if gains is not None:
         small, image = with_gains(small, gains), with_gains(image, gains)
     found = None if levels is None else levels_gains(small, levels)
-    return (image if found is None else with_levels(image, *found)), gains, found
+    if found is not None:
+        return with_levels(image, *found), gains, found, None
+    return image, gains, None, small if gains is None else None
 
 
 def without_light(image: Image, levels: tuple[float, float] = LEVELS) -> Image:

@@ -13,11 +13,13 @@ from vision.light import (
     LEVELS,
     OVEREXPOSED,
     POOR_PICTURES,
+    SAMPLE_SIDE,
     WHITE_REFERENCE,
     WHITE_TOLERANCE,
     clipped_share,
     lamp_gains,
     levels_gains,
+    light_corrections,
     poorly_taken,
     tinted,
     white_patch,
@@ -68,6 +70,23 @@ def test_a_tinted_photo_is_brought_back_to_daylight(name: str, lamp: str) -> Non
     # the lamp's; blue lost some levels to it)
     scaled = back.astype(np.float64) * (img.mean() / back.mean())
     assert float(np.mean(np.abs(scaled - img))) < 5.0
+
+
+def test_the_sample_comes_back_only_when_the_picture_is_left_as_it_is() -> None:
+    """The lamp's sample, the picture shrunk by area, is handed on (the gap rule shrinks the
+    picture to the same size) only when nothing was corrected: it is then the returned picture's."""
+    import cv2
+
+    img = cv2.resize(felt_with_tiles(), (1280, 720), interpolation=cv2.INTER_NEAREST)
+    out, gains, levels, sample = light_corrections(img)
+    assert out is img and gains is None and levels is None and sample is not None
+    assert sample.shape == (180, SAMPLE_SIDE, 3)
+    assert np.array_equal(sample, cv2.resize(img, (SAMPLE_SIDE, 180), interpolation=cv2.INTER_AREA))
+    for picture in (tinted(img, "warm"), tinted(img, "dim"), poorly_taken(img, "washed")):
+        out, gains, levels, sample = light_corrections(picture)
+        assert out is not picture and (gains is not None or levels is not None) and sample is None
+    small = felt_with_tiles()[:200, :300]  # no longer than the sample: itself
+    assert light_corrections(small)[3] is small
 
 
 @pytest.mark.parametrize("name", PHOTOS)

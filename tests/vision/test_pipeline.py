@@ -913,6 +913,33 @@ def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
     assert table_gaps(img, crowded).tolist() == [False]
 
 
+def test_the_gap_rule_reads_the_lamps_sample_as_its_own_shrunk_picture() -> None:
+    """A 1280x720 frame left as it is by the lamp: the gap rule takes the lamp's sample for the
+    picture it would shrink itself, and reads the same; a sample of another size is not taken."""
+    from vision.light import light_corrections
+    from vision.pipeline import table_gaps
+
+    rng = np.random.default_rng(3)
+    img = np.clip(rng.normal((40, 120, 50), 6, (720, 1280, 3)), 0, 255).astype(np.uint8)  # green cloth
+    quads = []
+    for k in range(6):  # a row of tiles with a gap at k = 2 and a blue back at k = 4
+        x = 80 + 180 * k
+        quads.append(_quad(x + 80, 360, 160, 216))
+        if k == 2:
+            continue
+        cv2.rectangle(img, (x, 252), (x + 160, 468), (200, 120, 40) if k == 4 else (225, 235, 240), -1)
+    codes = ["5D", "6D", "BK", "7D", "BK", "8D"]
+    det = Detections.from_quads(np.array(quads, np.float32), codes, np.full(6, 0.9, np.float32))
+    out, gains, levels, sample = light_corrections(img)
+    assert out is img and sample is not None
+    gaps = [False, False, True, False, False, False]
+    assert table_gaps(img, det).tolist() == gaps
+    assert table_gaps(img, det, sample).tolist() == gaps
+    mirrored = np.ascontiguousarray(sample[:, ::-1])  # the gap where a tile is: what it reads is the sample
+    assert table_gaps(img, det, mirrored).tolist() != gaps
+    assert table_gaps(img, det, np.ascontiguousarray(mirrored[:-1])).tolist() == gaps  # not of its size: not taken
+
+
 def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A green back on green felt matches the table's colour as a gap does; it is kept as a tile
     because it is smoother than the felt around it and of a hue of its own in the same light
