@@ -892,21 +892,27 @@ def test_green_backs_the_localiser_misses_are_found_as_plain_patches(monkeypatch
     assert false <= false_before + 1
 
 
-def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
-    from vision.pipeline import table_gaps
-
+def _row_with_a_gap(scale: int) -> tuple[np.ndarray, Detections]:
+    """A row of six tiles on green cloth, ``scale`` times 320x240: a gap at the third, read as a
+    back (``BK``), and a blue back at the fifth."""
     rng = np.random.default_rng(3)
-    img = np.clip(rng.normal((40, 120, 50), 6, (240, 320, 3)), 0, 255).astype(np.uint8)  # green cloth
+    img = np.clip(rng.normal((40, 120, 50), 6, (240 * scale, 320 * scale, 3)), 0, 255).astype(np.uint8)
     quads = []
-    for k in range(6):  # a row of tiles with a gap at k = 2 and a blue back at k = 4
-        x = 20 + 45 * k
-        quads.append(_quad(x + 20, 100, 40, 54))
+    for k in range(6):
+        x = (20 + 45 * k) * scale
+        quads.append(_quad(x + 20 * scale, 100 * scale, 40 * scale, 54 * scale))
         if k == 2:
             continue
         colour = (200, 120, 40) if k == 4 else (225, 235, 240)
-        cv2.rectangle(img, (x, 73), (x + 40, 127), colour, -1)
+        cv2.rectangle(img, (x, 73 * scale), (x + 40 * scale, 127 * scale), colour, -1)
     codes = ["5D", "6D", "BK", "7D", "BK", "8D"]
-    det = Detections.from_quads(np.array(quads, np.float32), codes, np.full(6, 0.9, np.float32))
+    return img, Detections.from_quads(np.array(quads, np.float32), codes, np.full(6, 0.9, np.float32))
+
+
+def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
+    from vision.pipeline import table_gaps
+
+    img, det = _row_with_a_gap(1)
     assert table_gaps(img, det).tolist() == [False, False, True, False, False, False]
     # a tiny picture that is all tiles: too little table seen to tell
     crowded = Detections.from_quads(np.array([_quad(160, 120, 310, 230)], np.float32), ["BK"], np.ones(1, np.float32))
@@ -914,22 +920,12 @@ def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
 
 
 def test_the_gap_rule_reads_the_lamps_sample_as_its_own_shrunk_picture() -> None:
-    """A 1280x720 frame left as it is by the lamp: the gap rule takes the lamp's sample for the
+    """A 1280x960 picture left as it is by the lamp: the gap rule takes the lamp's sample for the
     picture it would shrink itself, and reads the same; a sample of another size is not taken."""
     from vision.light import light_corrections
     from vision.pipeline import table_gaps
 
-    rng = np.random.default_rng(3)
-    img = np.clip(rng.normal((40, 120, 50), 6, (720, 1280, 3)), 0, 255).astype(np.uint8)  # green cloth
-    quads = []
-    for k in range(6):  # a row of tiles with a gap at k = 2 and a blue back at k = 4
-        x = 80 + 180 * k
-        quads.append(_quad(x + 80, 360, 160, 216))
-        if k == 2:
-            continue
-        cv2.rectangle(img, (x, 252), (x + 160, 468), (200, 120, 40) if k == 4 else (225, 235, 240), -1)
-    codes = ["5D", "6D", "BK", "7D", "BK", "8D"]
-    det = Detections.from_quads(np.array(quads, np.float32), codes, np.full(6, 0.9, np.float32))
+    img, det = _row_with_a_gap(4)
     out, gains, levels, sample = light_corrections(img)
     assert out is img and sample is not None
     gaps = [False, False, True, False, False, False]
