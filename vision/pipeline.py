@@ -328,9 +328,7 @@ class TileRecognizer:
             read = self.classify(img, quads[moved])
             if isinstance(out.meta.get("objectness"), np.ndarray):
                 read.meta["objectness"] = out.meta["objectness"][moved]
-            keep = np.setdiff1d(np.arange(len(out)), moved)
-            order = np.argsort(np.concatenate([keep, moved]), kind="stable")
-            out = out[keep].joined(read)[order]
+            out, _, _ = in_place(out, moved, read)
         pairs = halves_of_tiles(out, objectness) if HALVES_JOINED else []
         if pairs:  # one tile boxed in two halves: read whole where it reads about as surely as either half
             read = self.classify(img, np.stack([q for _, _, q in pairs]))
@@ -342,9 +340,7 @@ class TileRecognizer:
                 read = read[np.array(win)]
                 if isinstance(out.meta.get("objectness"), np.ndarray):
                     read.meta["objectness"] = whole
-                keep = np.setdiff1d(np.arange(len(out)), np.concatenate([first, second]))
-                order = np.argsort(np.concatenate([keep, first]), kind="stable")
-                out = out[keep].joined(read)[order]
+                out, keep, order = in_place(out, first, read, dropped=second)
                 objectness = np.concatenate([objectness[keep], whole])[order]
         if WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
             out = without_class(out, np.flatnonzero(not_white(img, out)), WHITE_DRAGON)
@@ -611,6 +607,19 @@ class TileRecognizer:
             probs=res.probs.astype(np.float32),
             classes=tuple(clf.classes),
         )
+
+
+def in_place(
+    det: Detections, rows: npt.NDArray[np.int64], read: Detections, dropped: npt.NDArray[np.int64] | None = None
+) -> tuple[Detections, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(tiles, keep, order)``: ``det`` with its tiles at ``rows`` replaced by ``read`` (one a
+    row, in that order) and those at ``dropped`` left out, every other tile where it was; ``keep``
+    are the rows kept as they were, and ``order`` puts ``keep`` then ``rows`` back in place (for
+    arrays that follow the tiles)."""
+    gone = rows if dropped is None else np.concatenate([rows, dropped])
+    keep = np.setdiff1d(np.arange(len(det)), gone)
+    order = np.argsort(np.concatenate([keep, rows]), kind="stable")
+    return det[keep].joined(read)[order], keep, order
 
 
 def scale_boxes(boxes: npt.NDArray[np.float32], scale: float) -> npt.NDArray[np.float32]:
