@@ -725,6 +725,9 @@ def test_rim_contrast_is_sharp_on_a_faces_edge_and_dull_across_it() -> None:
     assert score[0] > 40  # white face against green cloth on every side
     assert score[1] < 0.2 * score[0]  # the half's right side runs across the face
     assert rim_contrast(lab, np.zeros((0, 4, 2), np.float32)).shape == (0,)
+    # measured on the picture's own pixels, only the samples turned to CIELAB: about the same
+    sampled = rim_contrast(img, np.array([whole, half], np.float32), bgr=True)
+    assert abs(sampled[0] - score[0]) < 0.1 * score[0] and sampled[1] < 0.2 * sampled[0]
 
 
 def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is() -> None:
