@@ -409,6 +409,9 @@ def _pipeline_digest() -> str:
     h.update(repr((pipeline.PANEL_TEXTURE, pipeline.PANEL_HUE, pipeline.PANEL_LIGHT, pipeline.PANEL_REACH,
                    pipeline.HALVES_JOINED, pipeline.HALF_FILL, pipeline.HALF_SIZE, pipeline.HALF_TURN,
                    pipeline.HALF_TIE, pipeline.WHITE_CHROMA, pipeline.PLAIN_COLOURED)).encode())
+    # the forty-first session's tiles boxed across their length, turned and read whole
+    h.update(repr((pipeline.ACROSS_TURNED, pipeline.ACROSS_ASPECT, pipeline.ACROSS_FIT, pipeline.ACROSS_READ,
+                   pipeline.ACROSS_GAIN)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

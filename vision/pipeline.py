@@ -322,14 +322,16 @@ class TileRecognizer:
             real = ~table_gaps(img, out, shrunk)
             out, objectness = out[real], objectness[real]
         out = grown_backs(out, objectness)
-        quads = rim_grown(img, out, objectness)
+        known: tuple[NeighbourSizes | None] | None = (neighbour_sizes(out, objectness),)  # while no tile moves
+        quads = rim_grown(img, out, objectness, known)
         moved = np.flatnonzero(np.any(quads != out.quads, axis=(1, 2)))
         if len(moved):  # half a tile boxed: the whole tile, read again
             read = self.classify(img, quads[moved])
             if isinstance(out.meta.get("objectness"), np.ndarray):
                 read.meta["objectness"] = out.meta["objectness"][moved]
             out, _, _ = in_place(out, moved, read)
-        pairs = halves_of_tiles(out, objectness) if HALVES_JOINED else []
+            known = None
+        pairs = halves_of_tiles(out, objectness, known) if HALVES_JOINED else []
         if pairs:  # one tile boxed in two halves: read whole where it reads about as surely as either half
             read = self.classify(img, np.stack([q for _, _, q in pairs]))
             win = [k for k, (i, j, _) in enumerate(pairs) if read.confidence[k] >= max(out.confidence[i], out.confidence[j]) - HALF_TIE]
@@ -342,6 +344,17 @@ class TileRecognizer:
                     read.meta["objectness"] = whole
                 out, keep, order = in_place(out, first, read, dropped=second)
                 objectness = np.concatenate([objectness[keep], whole])[order]
+                known = None
+        across = across_tiles(img, out, objectness, known) if ACROSS_TURNED else []
+        if across:  # a tile boxed across its length: read whole, kept where that names another tile more surely
+            rows = np.array([i for i, _ in across])
+            read = self.classify(img, np.stack([q for _, q in across]))
+            win = np.flatnonzero((read.codes != out.codes[rows]) & (read.confidence > out.confidence[rows]))
+            if len(win):
+                read = read[win]
+                if isinstance(out.meta.get("objectness"), np.ndarray):
+                    read.meta["objectness"] = out.meta["objectness"][rows[win]]
+                out, _, _ = in_place(out, rows[win], read)
         if WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
             out = without_class(out, np.flatnonzero(not_white(img, out)), WHITE_DRAGON)
         return out, objectness
@@ -751,12 +764,19 @@ RIM_OVERLAP = 0.1
 (in a pile, a tile partly under another is rightly boxed small)."""
 
 
+NeighbourSizes = tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]]
+""":func:`neighbour_sizes`' answer."""
+
+
 def neighbour_sizes(
-    det: Detections, objectness: npt.NDArray[np.float32]
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+    det: Detections, objectness: npt.NDArray[np.float32], known: tuple[NeighbourSizes | None] | None = None
+) -> NeighbourSizes | None:
     """``(params, sure, short, long)``: each tile's :func:`vision.detect.quad_params`, whether it
     scores :data:`MIN_SCORE`, and the median short and long side of the :data:`BACK_NEIGHBOURS`
-    nearest other tiles that do; None when no more than that many do."""
+    nearest other tiles that do; None when no more than that many do.  ``known``: that answer
+    already measured on the same tiles, as a 1-tuple (a photo's rules share it while no tile moves)."""
+    if known is not None:
+        return known[0]
     sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
     if sure.sum() <= BACK_NEIGHBOURS:
         return None
@@ -769,7 +789,10 @@ def neighbour_sizes(
 
 
 def rim_grown(
-    image_bgr: npt.NDArray[np.uint8], det: Detections, objectness: npt.NDArray[np.float32]
+    image_bgr: npt.NDArray[np.uint8],
+    det: Detections,
+    objectness: npt.NDArray[np.float32],
+    known: tuple[NeighbourSizes | None] | None = None,
 ) -> npt.NDArray[np.float32]:
     """``(N, 4, 2)``: ``det``'s quads, each one boxed much smaller than the tiles around it
     (:data:`SMALL_QUAD_AREA`) moved to where a quad of their size lies on the tile's rim.
@@ -784,7 +807,7 @@ def rim_grown(
     """
     given = np.asarray(det.quads, np.float32)
     quads = given.copy()
-    sizes = neighbour_sizes(det, objectness)
+    sizes = neighbour_sizes(det, objectness, known)
     if sizes is None:
         return quads
     p, sure, size_s, size_l = sizes
@@ -923,7 +946,7 @@ HALF_TIE = 0.02
 
 
 def halves_of_tiles(
-    det: Detections, objectness: npt.NDArray[np.float32]
+    det: Detections, objectness: npt.NDArray[np.float32], known: tuple[NeighbourSizes | None] | None = None
 ) -> list[tuple[int, int, npt.NDArray[np.float32]]]:
     """``[(i, j, quad)]``: pairs of tiles each boxed much smaller than their neighbours
     (:data:`SMALL_QUAD_AREA`) that lie side by side and together make one tile of their
@@ -931,7 +954,7 @@ def halves_of_tiles(
     :data:`HALF_TURN`).  The localiser sometimes boxes each half of one tile, and each half reads
     as a tile of its own (a 4-dot's halves as two 2-dots).  Each tile is in one pair at most, the
     best filled first."""
-    sizes = neighbour_sizes(det, objectness)
+    sizes = neighbour_sizes(det, objectness, known)
     if sizes is None:
         return []
     p, _, size_s, size_l = sizes
@@ -961,6 +984,84 @@ def halves_of_tiles(
         if i not in used and j not in used:
             used.update((i, j))
             out.append((i, j, quad))
+    return out
+
+
+ACROSS_TURNED = True
+"""Whether a photo's tile the localiser may have boxed across its length is read whole where that
+names another tile more surely (:func:`across_tiles`; forty-first session: the six American seeds
++2 tiles, seeds 1-12 +1, the 1280x720 frames +1, valid +1, no tile lost; docs/recognition.md)."""
+ACROSS_ASPECT = 1.35
+"""A quad is nearly square when its long side over its short is under this, and under its
+neighbours' (:func:`neighbour_sizes`)."""
+ACROSS_FIT = (0.82, 0.9)
+"""... its short side under the first share of its neighbours' long side, its long side at least
+the second share of their short side: it spans a tile's width and falls short of its length."""
+ACROSS_READ = 0.9
+"""... and it reads under this surely (a back, a plain face, is left: any part of it reads as the whole)."""
+ACROSS_GAIN = 1.1
+"""The tile turned a quarter is read where its rim (:func:`vision.detect.rim_contrast`) is at
+least this many times as sharp as the box's."""
+
+
+def across_tiles(
+    image_bgr: npt.NDArray[np.uint8],
+    det: Detections,
+    objectness: npt.NDArray[np.float32],
+    known: tuple[NeighbourSizes | None] | None = None,
+) -> list[tuple[int, npt.NDArray[np.float32]]]:
+    """``[(i, quad)]``: tiles the localiser may have boxed across their length, each with the quad
+    of the whole tile where it may lie.  Such a box spans the tile's width and about two thirds of
+    its length, its long side across the tile, and its crop shows part of the face: a 4 Dots boxed
+    on two of its dots reads as a 2 Dots.  A quad nearly square (:data:`ACROSS_ASPECT`) that spans
+    a tile's width but not its length (:data:`ACROSS_FIT`), read weakly (:data:`ACROSS_READ`) and
+    not as a back, is turned a quarter and grown to its neighbours' length (its width kept), about
+    its centre and from either end; the place whose rim is sharpest of those that lie within the
+    picture, are :data:`ACROSS_GAIN` times as sharp as the box and take in little of another tile
+    (:data:`RIM_OVERLAP`) is returned.  The rims are measured on the picture's own pixels
+    (``rim_contrast(..., bgr=True)``), all in one call."""
+    sizes = neighbour_sizes(det, objectness, known)
+    if sizes is None:
+        return []
+    p, sure, size_s, size_l = sizes
+    aspect = p[:, 3] / np.maximum(p[:, 2], 1e-6)
+    cand = np.flatnonzero(
+        (aspect < np.minimum(ACROSS_ASPECT, size_l / np.maximum(size_s, 1e-6)))
+        & (p[:, 2] < ACROSS_FIT[0] * size_l)
+        & (p[:, 3] >= ACROSS_FIT[1] * size_s)
+        & (np.asarray(det.confidence) < ACROSS_READ)
+        & (det.codes != BACK)
+    )
+    if not len(cand):
+        return []
+    given = np.asarray(det.quads, np.float32)
+    c = p[cand]
+    n = len(cand)
+    length = np.maximum(size_l[cand], c[:, 2])
+    turned = c[:, 4] + np.pi / 2
+    shift = (length - c[:, 2]) / 2
+    ds = np.array([0.0, 1.0, -1.0], np.float32)
+    cx = c[:, 0, None] + np.sin(turned)[:, None] * shift[:, None] * ds
+    cy = c[:, 1, None] - np.cos(turned)[:, None] * shift[:, None] * ds
+    tries = rect_quads(cx.ravel(), cy.ravel(), np.repeat(c[:, 3], 3), np.repeat(length, 3), np.repeat(turned, 3)).reshape(n, 3, 4, 2)
+    h, w = image_bgr.shape[:2]
+    inside = np.all((tries >= 0) & (tries <= np.array([w, h], np.float32)), axis=(2, 3))
+    score = rim_contrast(image_bgr, np.concatenate([given[cand][:, None], tries], axis=1).reshape(-1, 4, 2), bgr=True).reshape(n, 4)
+    gain = np.where(inside, score[:, 1:], -1.0) > ACROSS_GAIN * score[:, :1]
+    lo, hi = given.min(axis=1), given.max(axis=1)
+    out = []
+    for k in np.flatnonzero(gain.any(axis=1)):
+        i = int(cand[k])
+        most = RIM_OVERLAP * float(size_s[i] * size_l[i])
+        for t in np.argsort(-score[k, 1:], kind="stable"):
+            if not gain[k, t]:
+                continue
+            q = tries[k, t]
+            q_lo, q_hi = q.min(axis=0), q.max(axis=0)
+            beside = np.flatnonzero(sure & np.all(hi > q_lo, axis=1) & np.all(lo < q_hi, axis=1))
+            if not any(cv2.intersectConvexConvex(q, given[j])[0] > most for j in beside if j != i):
+                out.append((i, q))
+                break
     return out
 
 

@@ -799,6 +799,60 @@ def test_a_four_dot_boxed_in_two_halves_is_read_as_one_tile(monkeypatch) -> None
     assert on_it() == ["2D", "2D"]
 
 
+def test_a_tile_boxed_across_its_length_is_turned_to_the_whole_tile() -> None:
+    from vision.detect import quad_iou_boxes
+    from vision.pipeline import across_tiles
+
+    img, quads = _row_of_tiles()
+    truth = np.array(quads[5], np.float32)
+    x = 10 + 46 * 5
+    quads[5] = _quad(x + 20, 91, 40, 36)  # its width and the top two thirds: the box's long side across the tile
+    q = np.array(quads, np.float32)
+    conf = np.full(8, 0.95, np.float32)
+    conf[5] = 0.8
+    obj = np.full(8, 0.9, np.float32)
+
+    def found(codes: list[str], confidence: np.ndarray, tiles: slice = slice(None)) -> list[tuple[int, np.ndarray]]:
+        det = Detections.from_quads(q[tiles], codes[tiles], confidence[tiles])
+        return across_tiles(img, det, obj[tiles])
+
+    out = found(["5D"] * 8, conf)
+    assert [i for i, _ in out] == [5]
+    whole = out[0][1]
+    box = np.concatenate([whole.min(axis=0), whole.max(axis=0)])[None]
+    assert quad_iou_boxes(box, np.concatenate([truth.min(axis=0), truth.max(axis=0)])[None])[0, 0] > 0.9
+    assert found(["5D"] * 8, np.full(8, 0.95, np.float32)) == []  # read surely: left as it is
+    assert found(["5D"] * 5 + ["BK"] + ["5D"] * 2, conf) == []  # any part of a back reads as a back
+    assert found(["5D"] * 8, conf, slice(2, 8)) == []  # among too few tiles none is looked for
+    # a box across the tile that no whole tile's rim lies about (the cloth beside it): none
+    q[5] = np.array(_quad(x + 20, 160, 40, 36), np.float32)
+    assert found(["5D"] * 8, conf) == []
+
+
+def test_a_four_dot_boxed_across_its_length_is_read_whole(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bench's American scene 2 of seed 21: the localiser boxes a 4-dot across its length, on
+    two of its dots, and reads a 2-dot; turned and grown to its neighbours' length, it is a 4-dot."""
+    import vision.pipeline as pipeline
+    from vision.detect import quad_iou_boxes
+
+    rec = pipeline.TileRecognizer(REPO / "models")
+    sc = american_scenes(21, 3)[2]
+    truth = truth_bounds(sc)
+
+    def read() -> tuple[list[str], list[str]]:
+        d = rec.detect(sc.image)
+        iou = quad_iou_boxes(truth, d.boxes)
+        fours = [str(d.codes[int(iou[j].argmax())]) for j in np.flatnonzero(np.array(sc.codes) == "4D")]
+        right = [str(sc.codes[j]) for j in range(len(truth)) if iou[j].max() >= 0.5 and d.codes[int(iou[j].argmax())] == sc.codes[j]]
+        return fours, right
+
+    fours, right = read()
+    monkeypatch.setattr(pipeline, "ACROSS_TURNED", False)
+    fours_before, right_before = read()
+    assert "2D" in fours_before and "2D" not in fours
+    assert len(right) == len(right_before) + 1
+
+
 def test_american_tiles_boxed_in_part_are_boxed_whole(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The bench's American scenes of seed 41: tiles the photo localiser boxes in part (a crak's
     character without its numeral, two of six bamboos) are boxed whole and read right."""
