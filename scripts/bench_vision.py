@@ -51,10 +51,6 @@ PEER_CODES = {
 }  # fmt: skip
 """mahjong-detector's riichi class names -> our codes (it has no flowers or seasons)."""
 
-SETTLE = 0.1
-"""Seconds each side waits after the other's run in the settled photo-by-photo timing
-(:func:`paired_speed`): the peer's process is idle again within 50 ms of answering."""
-
 PEER_RUNNER = r"""
 import json, sys, time
 from PIL import Image
@@ -232,18 +228,14 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
 
 
 def paired_speed(
-    photos: list[PhotoSample], models: Path, python: str, threads: int = 2, runner: str = PEER_RUNNER,
-    settle: float = 0.0,
+    photos: list[PhotoSample], models: Path, python: str, threads: int = 2, runner: str = PEER_RUNNER
 ) -> tuple[list[float], list[float], str]:
     """Ours and the peer timed on each photo in turn, the peer a running process that takes one
     photo at a time: the same moment's load falls on both, where :func:`run_ours` and
     :func:`run_peer` time them minutes apart (on a shared machine the two passes' speeds have
     differed by as much as half).  Who goes first alternates from photo to photo.  ``(ours ms,
     peer ms, why the peer did not run)``, decode excluded on both sides, as in those passes.
-    ``runner``: the peer's program (:data:`PEER_RUNNER`: a path a line in, a JSON line out).
-    ``settle``: seconds each side's run waits after the other's, so that neither is timed while
-    the other is still busy: the peer's onnxruntime threads spin on after it answers (20-35 ms of
-    its CPU within 50 ms of each answer, forty-first session), which falls on ours alone."""
+    ``runner``: the peer's program (:data:`PEER_RUNNER`: a path a line in, a JSON line out)."""
     from vision.pipeline import TileRecognizer
 
     if not Path(python).is_file():
@@ -261,8 +253,6 @@ def paired_speed(
         for i, s in enumerate(photos):
             img = cv2.imread(str(s.image_path))
             for turn in ((0, 1) if i % 2 == 0 else (1, 0)):
-                if settle > 0:
-                    time.sleep(settle)
                 if turn == 0:
                     t0 = time.perf_counter()
                     rec.detect(img)
@@ -584,17 +574,6 @@ def main() -> None:
                     f"{np.median(p_peer):.1f} ms ({np.median(p_peer) / np.median(p_ours):.1f}x; per photo the "
                     f"peer takes {np.median(ratio):.1f}x ours at the median, {np.percentile(ratio, 10):.1f}x at "
                     "the 10th percentile)"
-                )
-            s_ours, s_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads, settle=SETTLE)
-            if why:
-                print(f"speed photo by photo, settled: peer stopped ({why})")
-            elif s_ours:
-                ratio = np.asarray(s_peer) / np.asarray(s_ours)
-                print(
-                    f"speed photo by photo, each side {SETTLE * 1000:.0f} ms after the other's run (the peer's "
-                    f"onnxruntime threads spin on after it answers): ours {np.median(s_ours):.1f} ms vs peer "
-                    f"{np.median(s_peer):.1f} ms ({np.median(s_peer) / np.median(s_ours):.1f}x; per photo "
-                    f"{np.median(ratio):.1f}x at the median, {np.percentile(ratio, 10):.1f}x at the 10th percentile)"
                 )
     if bad:
         print_summary("ours, mislabelled out", checked, t_ours)
