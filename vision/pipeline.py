@@ -788,6 +788,23 @@ def neighbour_sizes(
     return p, sure, np.median(p[near, 2], axis=1), np.median(p[near, 3], axis=1)
 
 
+def takes_in_another(
+    quad: npt.NDArray[np.float32],
+    i: int,
+    given: npt.NDArray[np.float32],
+    bounds: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]],
+    sure: npt.NDArray[np.bool_],
+    most: float,
+) -> bool:
+    """Whether ``quad``, tried in place of tile ``i``'s quad, takes in more than ``most`` square
+    pixels of another tile's quad among ``given`` that scores :data:`MIN_SCORE` (``sure``);
+    ``bounds``: the ``given`` quads' corner-wise minima and maxima."""
+    lo, hi = bounds
+    q_lo, q_hi = quad.min(axis=0), quad.max(axis=0)
+    beside = np.flatnonzero(sure & np.all(hi > q_lo, axis=1) & np.all(lo < q_hi, axis=1))
+    return any(cv2.intersectConvexConvex(quad, given[j])[0] > most for j in beside if j != i)
+
+
 def rim_grown(
     image_bgr: npt.NDArray[np.uint8],
     det: Detections,
@@ -836,9 +853,7 @@ def rim_grown(
         for t in np.argsort(-score[1:], kind="stable"):
             if not score[t + 1] > RIM_GAIN * score[0]:
                 break
-            t_lo, t_hi = tries[t].min(axis=0), tries[t].max(axis=0)
-            beside = np.flatnonzero(sure & np.all(hi > t_lo, axis=1) & np.all(lo < t_hi, axis=1))
-            if not any(cv2.intersectConvexConvex(tries[t], given[j])[0] > most for j in beside if j != i):
+            if not takes_in_another(tries[t], i, given, (lo, hi), sure, most):
                 quads[i] = tries[t]
                 break
     return quads
@@ -1056,11 +1071,8 @@ def across_tiles(
         for t in np.argsort(-score[k, 1:], kind="stable"):
             if not gain[k, t]:
                 continue
-            q = tries[k, t]
-            q_lo, q_hi = q.min(axis=0), q.max(axis=0)
-            beside = np.flatnonzero(sure & np.all(hi > q_lo, axis=1) & np.all(lo < q_hi, axis=1))
-            if not any(cv2.intersectConvexConvex(q, given[j])[0] > most for j in beside if j != i):
-                out.append((i, q))
+            if not takes_in_another(tries[k, t], i, given, (lo, hi), sure, most):
+                out.append((i, tries[k, t]))
                 break
     return out
 
