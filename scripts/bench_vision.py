@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -50,6 +51,11 @@ PEER_CODES = {
     "chun": "RD", "haku": "WD", "hatsu": "GD", "tou": "E", "nan": "S", "sha": "W", "pe": "N",
 }  # fmt: skip
 """mahjong-detector's riichi class names -> our codes (it has no flowers or seasons)."""
+
+QUIET = (0.010, 0.2, 0.3)
+"""A process is quiet once its threads used under 0.2 ms of CPU over 10 ms; no wait longer than
+0.3 s (:func:`wait_quiet`).  The peer's onnxruntime threads, left at their defaults, spin on after
+each answer: a median 43 ms of CPU over 46-49 ms (forty-second session)."""
 
 PEER_RUNNER = r"""
 import json, sys, time
@@ -227,15 +233,57 @@ def run_peer(photos: list[PhotoSample], python: str) -> tuple[Tally | None, list
     return tally, times, "", checked
 
 
+def cpu_ms(pid: int) -> float:
+    """CPU time used so far by every thread of process ``pid``, in ms (Linux's per-thread
+    ``schedstat``, nanoseconds), the calling thread's own left out; 0.0 where ``/proc`` does not
+    say."""
+    total = 0
+    me = str(threading.get_native_id())
+    for f in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        if f.parent.name == me:
+            continue
+        try:
+            total += int(f.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e6
+
+
+def wait_quiet(pid: int, quiet: tuple[float, float, float] = QUIET) -> tuple[float, float]:
+    """Wait until process ``pid`` is quiet (:data:`QUIET`: under ``quiet[1]`` ms of CPU over
+    ``quiet[0]`` s, at most ``quiet[2]`` s): ``(seconds waited, ms of its CPU meanwhile)``."""
+    window, most_ms, longest = quiet
+    t0 = time.perf_counter()
+    c0 = cpu_ms(pid)
+    seen = [(t0, c0)]
+    while True:
+        time.sleep(0.002)
+        now, c = time.perf_counter(), cpu_ms(pid)
+        seen.append((now, c))
+        if now - t0 >= longest:
+            return now - t0, c - c0
+        back = [cpu for t, cpu in seen if now - t >= window]
+        if back and c - back[-1] < most_ms:
+            return now - t0, c - c0
+
+
 def paired_speed(
-    photos: list[PhotoSample], models: Path, python: str, threads: int = 2, runner: str = PEER_RUNNER
+    photos: list[PhotoSample], models: Path, python: str, threads: int = 2, runner: str = PEER_RUNNER,
+    quiet: list[tuple[str, float, float]] | None = None,
 ) -> tuple[list[float], list[float], str]:
     """Ours and the peer timed on each photo in turn, the peer a running process that takes one
     photo at a time: the same moment's load falls on both, where :func:`run_ours` and
     :func:`run_peer` time them minutes apart (on a shared machine the two passes' speeds have
     differed by as much as half).  Who goes first alternates from photo to photo.  ``(ours ms,
     peer ms, why the peer did not run)``, decode excluded on both sides, as in those passes.
-    ``runner``: the peer's program (:data:`PEER_RUNNER`: a path a line in, a JSON line out)."""
+    ``runner``: the peer's program (:data:`PEER_RUNNER`: a path a line in, a JSON line out).
+    ``quiet``: when given, each side's run that comes straight after the other side's waits until
+    the other's process is quiet again (:func:`wait_quiet`), and each wait is appended to it as
+    ``(who waited, seconds, the other's CPU ms meanwhile)``.  The peer, like any onnxruntime
+    program left at its defaults, keeps its threads spinning for about 50 ms after it answers;
+    ours timed in that spin is timed against both cores taken (a median 9-11 ms slower, paired,
+    forty-second session).  Ours' pool threads do not spin (:mod:`vision.runtime`).  A side that
+    reads twice in a row does not wait: the peer keeps its own spin's head start."""
     from vision.pipeline import TileRecognizer
 
     if not Path(python).is_file():
@@ -253,6 +301,9 @@ def paired_speed(
         for i, s in enumerate(photos):
             img = cv2.imread(str(s.image_path))
             for turn in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if quiet is not None and turn != i % 2:  # the other side read just before
+                    who, pid = ("ours", proc.pid) if turn == 0 else ("peer", os.getpid())
+                    quiet.append((who, *wait_quiet(pid)))
                 if turn == 0:
                     t0 = time.perf_counter()
                     rec.detect(img)
@@ -574,6 +625,28 @@ def main() -> None:
                     f"{np.median(p_peer):.1f} ms ({np.median(p_peer) / np.median(p_ours):.1f}x; per photo the "
                     f"peer takes {np.median(ratio):.1f}x ours at the median, {np.percentile(ratio, 10):.1f}x at "
                     "the 10th percentile)"
+                )
+            waits: list[tuple[str, float, float]] = []
+            q_ours, q_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads, quiet=waits)
+            if why:
+                print(f"speed photo by photo, the peer quiet: peer stopped ({why})")
+            elif q_ours:
+                ratio = np.asarray(q_peer) / np.asarray(q_ours)
+                after = {
+                    who: (np.median([w[1] for w in waits if w[0] == who]) * 1000,
+                          np.median([w[2] for w in waits if w[0] == who]))
+                    for who in ("ours", "peer") if any(w[0] == who for w in waits)
+                }  # fmt: skip
+                spun = "; ".join(
+                    f"{'the peer' if who == 'ours' else 'ours'} went on for a median {ms:.0f} ms, "
+                    f"{cpu:.1f} ms of CPU"
+                    for who, (ms, cpu) in after.items()
+                )
+                print(
+                    f"speed photo by photo, each side timed once the other's process is quiet again "
+                    f"(after an answer {spun}): ours {np.median(q_ours):.1f} ms vs peer "
+                    f"{np.median(q_peer):.1f} ms ({np.median(q_peer) / np.median(q_ours):.1f}x; per photo "
+                    f"{np.median(ratio):.1f}x at the median, {np.percentile(ratio, 10):.1f}x at the 10th percentile)"
                 )
     if bad:
         print_summary("ours, mislabelled out", checked, t_ours)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from scripts.bench_vision import cut_by_edge, miss_kinds, print_misses
 
@@ -103,3 +105,53 @@ def test_paired_speed_times_ours_and_the_peer_photo_by_photo(tmp_path) -> None: 
                                    runner=_STUB_PEER.replace("sys.argv[1]", "1"))
     assert why == f"stub peer: gave up on {photos[1].image_path}" and peer == [7.0]
     assert paired_speed(photos, REPO / "models", str(tmp_path / "no-python"))[2].startswith("no interpreter")
+
+
+_SPINNING_PEER = """
+import json, sys, time
+for k, line in enumerate(sys.stdin):
+    print(json.dumps({"image": line.strip(), "ms": 7.0 + k, "tiles": []}), flush=True)
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.15:  # busy after answering, as onnxruntime's spinning threads are
+        pass
+"""
+
+
+def test_ours_waits_for_a_peer_that_spins_after_answering_to_go_quiet(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With ``quiet``, each side's run that comes straight after the other's waits until the other's
+    process stops using the CPU: ours for the spinning peer's 0.15 s, the peer hardly at all (ours
+    does not spin).  A side reading twice in a row does not wait."""
+    import subprocess
+    import sys
+    import time
+
+    import cv2
+
+    from scripts.bench_vision import REPO, paired_speed, wait_quiet
+    from scripts.photos import PhotoSample
+
+    if not Path("/proc/self/task").is_dir():
+        pytest.skip("no /proc: the wait reads the peer's CPU time there")
+    photos = []
+    for k in range(4):
+        path = tmp_path / f"p{k}.jpg"
+        cv2.imwrite(str(path), np.full((96, 128, 3), 40 * k + 60, np.uint8))
+        photos.append(PhotoSample(path, 128, 96, np.zeros((0, 4), np.float32), (), []))
+    waits: list[tuple[str, float, float]] = []
+    ours, peer, why = paired_speed(photos, REPO / "models", sys.executable, runner=_SPINNING_PEER, quiet=waits)
+    assert why == "" and peer == [7.0, 8.0, 9.0, 10.0] and len(ours) == 4
+    # photo 0 ours then the peer, 1 the peer then ours, 2 ours then the peer, 3 the peer then ours
+    assert [w[0] for w in waits] == ["peer", "ours", "peer", "ours"]
+    for who, seconds, cpu in waits:
+        if who == "ours":
+            assert 0.1 <= seconds < 0.3 and cpu >= 50  # the spin's 0.15 s, most of it on the CPU
+        else:
+            assert seconds < 0.1 and cpu < 5
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        time.sleep(0.3)
+        seconds, cpu = wait_quiet(idle.pid)
+        assert seconds < 0.1 and cpu < 1
+    finally:
+        idle.kill()
+        idle.wait()
