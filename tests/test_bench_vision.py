@@ -155,3 +155,20 @@ def test_ours_waits_for_a_peer_that_spins_after_answering_to_go_quiet(tmp_path) 
     finally:
         idle.kill()
         idle.wait()
+
+
+def test_the_peers_family_leaves_out_flowers_and_seasons_and_the_tiles_returned_on_them() -> None:
+    """The tally on the peer's 34 codes: a flower's truth tile and the tile returned on it go, a
+    tile of the family stays, and a season returned where no tile is labelled still counts false."""
+    from scripts.bench_vision import PEER_FAMILY, Tally, in_family
+
+    assert len(PEER_FAMILY) == 34 and "FL1" not in PEER_FAMILY and "5D" in PEER_FAMILY
+    truth = np.array([[0, 0, 10, 14], [20, 0, 30, 14]], np.float32)
+    boxes = np.array([[0, 0, 10, 14], [21, 0, 31, 14], [60, 0, 70, 14]], np.float32)
+    codes, conf = ["5D", "FL2", "SE1"], np.array([0.9, 0.8, 0.7], np.float32)
+    b, c, p, t, tc = in_family(boxes, codes, conf, truth, ["5D", "FL1"])
+    assert c == ["5D", "SE1"] and tc == ["5D"] and len(b) == len(p) == 2 and len(t) == 1
+    tally = Tally(within=Tally())
+    tally.add(boxes, codes, conf, truth, ["5D", "FL1"])
+    assert (tally.tp, tally.fp, tally.fn) == (1, 2, 1)
+    assert tally.within is not None and (tally.within.tp, tally.within.fp, tally.within.fn) == (1, 1, 0)
