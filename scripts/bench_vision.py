@@ -6,7 +6,10 @@
 Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 - tile-level precision / recall / F1 at IoU >= 0.5 with the correct code (and class-agnostic),
 - a per-class table (truth count, recall, precision, F1, most common confusion), the worst five,
-- median end-to-end ms per 640x640 photo (decode excluded),
+- median end-to-end ms per 640x640 photo (decode excluded), each side in its own pass, then photo by
+  photo in turn with the peer, then in turn with each side timed once the other's process is quiet
+  (the peer's onnxruntime threads spin on after each answer),
+- the same F1 on the peer's own 34 classes (flowers and seasons left out),
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
