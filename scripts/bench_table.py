@@ -371,9 +371,13 @@ def enrolled(faces: dict[str, list[Any]], models: Path, root: Path) -> str:
     """Enroll ``faces`` (the first of each code) from a synthetic grid photo of the American layout,
     as ``companion enroll`` does; returns the tile set's folder."""
     from vision.classify import TileClassifier, photo_classifier
-    from vision.enroll import enroll_image, grid_photo
+    from vision.enroll import enroll_image, grid_photo, layout_codes
     from vision.tileset import save_tileset
 
+    lacking = sorted(set(layout_codes("american")) - set(faces))
+    if lacking:
+        raise SystemExit(f"bench_table: --enroll lays out an American set, and these faces have no {', '.join(lacking)}: "
+                         "give --faces american:STYLE (or american-synth)")
     image, _ = grid_photo({c: np.asarray(v[0]) for c, v in faces.items()}, "american", np.random.default_rng(5))
     tileset, crops, _ = enroll_image(image, "american", TileClassifier(photo_classifier(models)), "bench-table")
     return str(save_tileset(tileset, crops, root))

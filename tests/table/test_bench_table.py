@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from table_helpers import exps
 
 from companion.table import ZoneReading
@@ -52,6 +53,9 @@ def test_other_faces_and_their_enrollment(tmp_path: Path) -> None:
     folder = enrolled(faces, REPO / "models", tmp_path)
     ts = load_tileset(folder)
     assert ts.layout == "american" and len(ts.codes) == 37 and "J" in ts.codes
+    # a plain style has no American backs or flowers to lay out: said, not a KeyError
+    with pytest.raises(SystemExit, match="no BK, F.*american:STYLE"):
+        enrolled(table_faces("km-jade"), REPO / "models", tmp_path / "plain")
 
 
 def test_misses_and_false_flags_are_listed_with_their_table() -> None:
