@@ -10,6 +10,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
   photo in turn with the peer, then in turn with each side timed once the other's process is quiet
   (the peer's onnxruntime threads spin on after each answer),
 - the same F1 on the peer's own 34 classes (flowers and seasons left out),
+- valid's photos of a real set that no train photo shows, enrolled from one labelled tile a code
+  of 10 of them and read on the rest, plain and enrolled (``--real-enroll`` draws),
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
@@ -193,6 +195,85 @@ def in_family(
         boxes[stay], [c for c, k in zip(codes, stay, strict=True) if k], conf[stay],
         truth[keep], [c for c, k in zip(tcodes, keep, strict=True) if k],
     )
+
+
+REAL_SET = "IMG_27"
+"""File-name stem of valid's photos of one real tile set that no train photo shows (35 photos
+besides the 7 :func:`mislabelled` ones): a player's own set, as far as this export holds one."""
+
+
+def real_set_enrolled(
+    photos: list[PhotoSample], models: Path, threads: int = 2, splits: int = 5, enrol: int = 10
+) -> list[dict[str, Any]]:
+    """Valid's :data:`REAL_SET` enrolled from one labelled tile a code of ``enrol`` of its photos,
+    drawn at random (seed = the split), and read on its other photos, plain and enrolled: a row a
+    split with the base agreement, the fusion weight, and each reading's tally and tiles read right
+    of those boxed (IoU >= 0.5).  Each code's tile is the one the pipeline boxes best (the highest
+    IoU with its label), cut where the pipeline puts it and embedded as ``companion enroll`` embeds a
+    layout's tiles (with its jittered copies); the set is weighed as the recogniser weighs an
+    enrolled set (:func:`vision.tileset.set_weight`).  No rows when the photos are missing."""
+    from vision.classify import extract_crops
+    from vision.enroll import AUGMENT, augment_crops
+    from vision.light import without_light
+    from vision.pipeline import TileRecognizer
+    from vision.tileset import (
+        TileSet,
+        TileSetPrototypes,
+        base_agreement,
+        prototypes_from,
+        set_weight,
+    )
+
+    real = [s for s in photos if s.image_path.name.startswith(REAL_SET) and not mislabelled(s)]
+    if len(real) < enrol + 5:
+        return []
+    rec = TileRecognizer(models, threads=threads)
+    found = {}
+    for s in real:
+        img = cv2.imread(str(s.image_path))
+        d = rec.detect(img)
+        found[s.image_path] = (img, d)
+
+    def matches(s: PhotoSample, d: Any) -> tuple[np.ndarray, np.ndarray]:
+        if not len(d) or not len(s.codes):
+            return np.full(len(s.codes), -1), np.zeros(len(s.codes))
+        iou = quad_iou_boxes(s.boxes.astype(np.float32), d.boxes.astype(np.float32))
+        best = iou.argmax(axis=1)
+        return best, iou[np.arange(len(best)), best]
+
+    rows = []
+    for split in range(splits):
+        order = np.random.default_rng(split).permutation(len(real))
+        train, test = [real[i] for i in order[:enrol]], [real[i] for i in order[enrol:]]
+        best: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
+        for s in train:
+            img, d = found[s.image_path]
+            idx, iou = matches(s, d)
+            for j, code in enumerate(s.codes):
+                if iou[j] >= 0.5 and (code not in best or iou[j] > best[code][0]):
+                    best[code] = (float(iou[j]), img, d.quads[idx[j]])
+        codes = sorted(best)
+        crops = np.stack([extract_crops(without_light(best[c][1]), best[c][2][None])[0] for c in codes])
+        res = rec.classifier.run(crops)
+        copies = rec.classifier.run(augment_crops(crops, AUGMENT)).embeddings
+        tileset = TileSet("real-set", "chinese", tuple(codes), prototypes_from(res.embeddings, copies, AUGMENT))
+        agreement = base_agreement(tileset, rec.classifier, crops)
+        weight = set_weight(agreement)
+        row: dict[str, Any] = {"split": split, "codes": len(codes), "test": len(test), "agreement": agreement,
+                               "weight": weight}
+        for name, refiner in (("plain", None), ("enrolled", TileSetPrototypes(tileset, rec.classifier.classes,
+                                                                              weight=weight))):
+            rec.prototypes = refiner
+            tally, right, boxed = Tally(), 0, 0
+            for s in test:
+                d = found[s.image_path][1] if refiner is None else rec.detect(found[s.image_path][0])
+                tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+                idx, iou = matches(s, d)
+                boxed += int((iou >= 0.5).sum())
+                right += sum(int(d.codes[idx[j]] == c) for j, c in enumerate(s.codes) if iou[j] >= 0.5)
+            row[name] = (tally, right, boxed)
+        rows.append(row)
+    return rows
 
 
 def mislabelled(sample: PhotoSample) -> bool:
@@ -476,6 +557,32 @@ def american_faces(seed: int) -> dict[str, list[np.ndarray]]:
     return american_scene_faces(seed + 777)
 
 
+def print_real_set(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """:func:`real_set_enrolled`'s rows, and their sums."""
+    rows = real_set_enrolled(photos, args.models, args.threads, args.real_enroll)
+    if not rows:
+        print(f"\nreal set enrolled: skipped (too few {REAL_SET}* photos among those read)")
+        return
+    print(f"\na real set no photo in train/ shows (valid's {REAL_SET}xx photos), enrolled from one labelled tile "
+          f"a code of 10 of its photos, read on the other {rows[0]['test']} ({len(rows)} draws): tiles read right "
+          "of those boxed, and F1")
+    total = {"plain": [0, 0, Tally()], "enrolled": [0, 0, Tally()]}
+    for r in rows:
+        parts = []
+        for name in ("plain", "enrolled"):
+            tally, right, boxed = r[name]
+            parts.append(f"{name} {right}/{boxed}, F1 {Tally.prf(tally.tp, tally.fp, tally.fn)[2]:.4f}")
+            t = total[name]
+            t[0] += right
+            t[1] += boxed
+            t[2].tp, t[2].fp, t[2].fn = t[2].tp + tally.tp, t[2].fp + tally.fp, t[2].fn + tally.fn
+        print(f"  draw {r['split']}: {r['codes']} codes, base agreement {r['agreement']:.3f}, base weight "
+              f"{r['weight']:.2f}: " + "; ".join(parts))
+    print("  all draws: " + "; ".join(
+        f"{name} {t[0]}/{t[1]} ({t[0] / max(t[1], 1):.4f}), F1 {Tally.prf(t[2].tp, t[2].fp, t[2].fn)[2]:.4f}"
+        for name, t in total.items()))
+
+
 def lamp_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
     """``photos`` under each lamp of :data:`vision.light.LAMP_TINTS`, read by ours as it is, by
     ours keeping the tint, and by the peer (:func:`altered_photos`)."""
@@ -617,6 +724,9 @@ def main() -> None:
     ap.add_argument("--still", type=int, default=3,
                     help="also read the valid photos laid N x N at their own size (a still photo of a wider "
                          "part of the table, 1920x1920 for 3), ours beside the peer (0: skip)")
+    ap.add_argument("--real-enroll", type=int, default=5,
+                    help="also enroll valid's photos of a real set no train photo shows from 10 of them and "
+                         "read the rest, plain and enrolled, in N random draws (0: skip)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
@@ -700,6 +810,8 @@ def main() -> None:
         print(f"\nvalid photos enlarged 2x (1 in {args.enlarged}: {len(photos[:: args.enlarged])} photos; bicubic, "
               "boxes scaled alike)")
         print_summary("ours 1280x1280", big, t_big)
+    if args.real_enroll:
+        print_real_set(photos, args)
     if args.far:
         laid_photos(photos, args, args.far, shrink=True)
     if args.still:
