@@ -63,7 +63,7 @@ PEER_FAMILY = frozenset(PEER_CODES.values())
 QUIET = (0.010, 0.2, 0.3)
 """A process is quiet once its threads used under 0.2 ms of CPU over 10 ms; no wait longer than
 0.3 s (:func:`wait_quiet`).  The peer's onnxruntime threads, left at their defaults, spin on after
-each answer: a median 43 ms of CPU over 46-49 ms (forty-second session)."""
+each answer: a median 38-43 ms of CPU over about 50 ms (forty-second session)."""
 
 PEER_RUNNER = r"""
 import json, sys, time
