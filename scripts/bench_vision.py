@@ -228,11 +228,12 @@ def real_set_enrolled(
     if len(real) < enrol + 5:
         return []
     rec = TileRecognizer(models, threads=threads)
-    found = {}
+    found: dict[Path, tuple[np.ndarray, Any]] = {}
     for s in real:
         img = cv2.imread(str(s.image_path))
-        d = rec.detect(img)
-        found[s.image_path] = (img, d)
+        if img is None:
+            raise SystemExit(f"bench_vision: cannot read {s.image_path}")
+        found[s.image_path] = (img, rec.detect(img))
 
     def matches(s: PhotoSample, d: Any) -> tuple[np.ndarray, np.ndarray]:
         if not len(d) or not len(s.codes):
@@ -241,7 +242,7 @@ def real_set_enrolled(
         best = iou.argmax(axis=1)
         return best, iou[np.arange(len(best)), best]
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for split in range(splits):
         order = np.random.default_rng(split).permutation(len(real))
         train, test = [real[i] for i in order[:enrol]], [real[i] for i in order[enrol:]]
@@ -566,21 +567,23 @@ def print_real_set(photos: list[PhotoSample], args: argparse.Namespace) -> None:
     print(f"\na real set no photo in train/ shows (valid's {REAL_SET}xx photos), enrolled from one labelled tile "
           f"a code of 10 of its photos, read on the other {rows[0]['test']} ({len(rows)} draws): tiles read right "
           "of those boxed, and F1")
-    total = {"plain": [0, 0, Tally()], "enrolled": [0, 0, Tally()]}
+    names = ("plain", "enrolled")
+    right_sum, boxed_sum = Counter[str](), Counter[str]()
+    counts = {name: np.zeros(3, np.int64) for name in names}  # tp, fp, fn
     for r in rows:
         parts = []
-        for name in ("plain", "enrolled"):
+        for name in names:
             tally, right, boxed = r[name]
             parts.append(f"{name} {right}/{boxed}, F1 {Tally.prf(tally.tp, tally.fp, tally.fn)[2]:.4f}")
-            t = total[name]
-            t[0] += right
-            t[1] += boxed
-            t[2].tp, t[2].fp, t[2].fn = t[2].tp + tally.tp, t[2].fp + tally.fp, t[2].fn + tally.fn
+            right_sum[name] += right
+            boxed_sum[name] += boxed
+            counts[name] += (tally.tp, tally.fp, tally.fn)
         print(f"  draw {r['split']}: {r['codes']} codes, base agreement {r['agreement']:.3f}, base weight "
               f"{r['weight']:.2f}: " + "; ".join(parts))
     print("  all draws: " + "; ".join(
-        f"{name} {t[0]}/{t[1]} ({t[0] / max(t[1], 1):.4f}), F1 {Tally.prf(t[2].tp, t[2].fp, t[2].fn)[2]:.4f}"
-        for name, t in total.items()))
+        f"{name} {right_sum[name]}/{boxed_sum[name]} ({right_sum[name] / max(boxed_sum[name], 1):.4f}), "
+        f"F1 {Tally.prf(*(int(v) for v in counts[name]))[2]:.4f}"
+        for name in names))
 
 
 def lamp_photos(photos: list[PhotoSample], args: argparse.Namespace) -> None:
