@@ -12,6 +12,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 - the same F1 on the peer's own 34 classes (flowers and seasons left out),
 - valid's photos of a real set that no train photo shows, enrolled from one labelled tile a code
   of 10 of them and read on the rest, plain and enrolled (``--real-enroll`` draws),
+- American scenes over the artwork style no model trained on, plain and with the set enrolled from
+  one grid photo (``--held-out`` scenes),
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
@@ -727,6 +729,9 @@ def main() -> None:
     ap.add_argument("--still", type=int, default=3,
                     help="also read the valid photos laid N x N at their own size (a still photo of a wider "
                          "part of the table, 1920x1920 for 3), ours beside the peer (0: skip)")
+    ap.add_argument("--held-out", type=int, default=60,
+                    help="also read N American scenes over the style no model trained on, plain and with the set "
+                         "enrolled (0: skip)")
     ap.add_argument("--real-enroll", type=int, default=5,
                     help="also enroll valid's photos of a real set no train photo shows from 10 of them and "
                          "read the rest, plain and enrolled, in N random draws (0: skip)")
@@ -858,6 +863,52 @@ def main() -> None:
         for where in ("wholly in view", "cut by the picture's edge"):
             n, right = views[where], views[where + ", read right"]
             print(f"  tiles {where}: {right} of {n} read right ({right / max(n, 1):.4f})")
+    if args.held_out:
+        print_held_out(args)
+
+
+def held_out_scenes(models: Path, n: int, seed: int = 21, threads: int = 2) -> tuple[Tally, Tally, float]:
+    """American scenes drawn over the style no model trained on (:data:`vision.artwork.HOLDOUT_STYLE`),
+    read plain and with that set enrolled from one synthetic grid photo of one of each tile, as
+    ``bench_table --enroll`` enrolls it: ``(plain, enrolled, the set's base agreement)``."""
+    import tempfile
+
+    from scripts.bench_table import enrolled
+    from scripts.synth_scenes import SceneMaker, american_scene_faces
+    from vision.artwork import HOLDOUT_STYLE
+    from vision.pipeline import TileRecognizer, clip_boxes
+
+    faces = american_scene_faces(4242, (HOLDOUT_STYLE,))
+    with tempfile.TemporaryDirectory(prefix="bench-held-out-") as tmp:
+        readers = {
+            "plain": TileRecognizer(models, threads=threads),
+            "enrolled": TileRecognizer(models, threads=threads, tileset=enrolled(faces, models, Path(tmp))),
+        }
+    gen = SceneMaker(seed=seed + 5000, faces=faces, in_view=True)
+    rng = np.random.default_rng(seed)
+    tallies = {name: Tally() for name in readers}
+    for _ in range(n):
+        sc = gen.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6))
+        truth = clip_boxes(np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1), sc.image.shape)
+        for name, rec in readers.items():
+            d = rec.detect(sc.image)
+            if len(sc.ignored) and len(d):
+                d = d[~np.any(inside_quads(d.centres, sc.ignored), axis=1)]
+            tallies[name].add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, [str(c) for c in sc.codes])
+    agreement = readers["enrolled"].prototypes.agreement
+    return tallies["plain"], tallies["enrolled"], float(agreement) if agreement is not None else float("nan")
+
+
+def print_held_out(args: argparse.Namespace) -> None:
+    """:func:`held_out_scenes`, per tile and as detections."""
+    from vision.artwork import HOLDOUT_STYLE
+
+    plain, enrolled_tally, agreement = held_out_scenes(args.models, args.held_out, threads=args.threads)
+    n = max(sum(plain.per_truth.values()), 1)
+    print(f"\nsynthetic American scenes over {HOLDOUT_STYLE}, the style no model trained on: {args.held_out}, "
+          f"{n} tiles (the set enrolled from one grid photo, base agreement {agreement:.3f})")
+    for name, t in (("plain", plain), ("enrolled", enrolled_tally)):
+        print(f"  {name:<9} per-tile accuracy {t.tp / n:.4f}; as detections F1 {Tally.prf(t.tp, t.fp, t.fn)[2]:.4f}")
 
 
 if __name__ == "__main__":
