@@ -219,6 +219,7 @@ def real_set_enrolled(
     from vision.light import without_light
     from vision.pipeline import TileRecognizer
     from vision.tileset import (
+        PHOTO_BASE_WEIGHT,
         TileSet,
         TileSetPrototypes,
         base_agreement,
@@ -261,7 +262,7 @@ def real_set_enrolled(
         copies = rec.classifier.run(augment_crops(crops, AUGMENT)).embeddings
         tileset = TileSet("real-set", "chinese", tuple(codes), prototypes_from(res.embeddings, copies, AUGMENT))
         agreement = base_agreement(tileset, rec.classifier, crops)
-        weight = set_weight(agreement)
+        weight = set_weight(agreement, PHOTO_BASE_WEIGHT)  # as the recogniser weighs a set for photos
         row: dict[str, Any] = {"split": split, "codes": len(codes), "test": len(test), "agreement": agreement,
                                "weight": weight}
         for name, refiner in (("plain", None), ("enrolled", TileSetPrototypes(tileset, rec.classifier.classes,

@@ -9,6 +9,7 @@ images are validated by :func:`vision.io.check_image`; a bad input raises
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -236,11 +237,13 @@ class TileRecognizer:
         self.check_prototypes: Any = None
         if tileset is not None:
             self.prototypes = load_prototypes(tileset, self.classifier)
-            self.table_prototypes = (
-                self.prototypes
-                if self.table_classifier is self.classifier
-                else load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
-            )
+            if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
+                from vision.tileset import set_weight
+
+                self.table_prototypes = copy.copy(self.prototypes)
+                self.table_prototypes.weight = set_weight(self.prototypes.agreement)
+            else:
+                self.table_prototypes = load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
             if self.check_classifier is not None:
                 self.check_prototypes = load_prototypes(tileset, self.check_classifier, small=TABLE_SMALL)
         self.input_long_side = input_long_side
@@ -1303,6 +1306,8 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     that far tiles look (:func:`vision.tileset.sized_prototypes`), made from the stored crops."""
     from vision.runtime import sha256_of
     from vision.tileset import (
+        BASE_WEIGHT,
+        PHOTO_BASE_WEIGHT,
         SIZED_WIDTHS,
         TileSetPrototypes,
         base_agreement,
@@ -1324,7 +1329,8 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     sized = None
     if small and crops is not None and len(crops) == len(tileset.codes):
         sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
-    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement), sized=sized)
+    unknown = BASE_WEIGHT if small else PHOTO_BASE_WEIGHT  # the photo classifier leans on an unfamiliar set more
+    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement, unknown), sized=sized)
     refiner.agreement = agreement
     return refiner
 

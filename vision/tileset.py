@@ -197,6 +197,14 @@ BASE_WEIGHT = 0.3
 """The base classifier's weight in the fusion of an enrolled set's reading (the prototypes' is the
 rest)."""
 
+PHOTO_BASE_WEIGHT = 0.1
+"""... for the photo classifier (``detect --tileset``), a set it does not already read well.
+Forty-second session, whole synthetic American scenes (60, ``bench_vision --held-out``'s way)
+over the styles no model trained on, enrolled from one grid photo, at base weights 0.3 / 0.2 /
+0.1: ``xm-dorothys`` 0.9382 / 0.9434 / 0.948 of tiles read right (the bench's seed) and 0.9437 /
+0.946 / 0.9507 (another seed), Symbola 0.9306 / 0.9352 / 0.9453.  The table reader keeps
+:data:`BASE_WEIGHT`: its dead-hand calls were weighed at 0.3 (docs/table.md)."""
+
 KNOWN_SET_AGREEMENT = 0.93
 """A set whose jittered enrolled copies the base classifier alone reads as their own codes this
 often is one it already reads well (a style it trained on, or a real set like those it trained
@@ -246,10 +254,11 @@ def base_agreement(tileset: TileSet, classifier: Any, crops: npt.NDArray[np.uint
     return copies_agreement(tileset, list(classifier.classes), probs, AUGMENT)
 
 
-def set_weight(agreement: float | None) -> float:
+def set_weight(agreement: float | None, unknown: float = BASE_WEIGHT) -> float:
     """The base classifier's weight in the fusion for a set read ``agreement`` of the time by the
-    base alone (:func:`base_agreement`; None when the set's crops are gone)."""
-    return KNOWN_SET_WEIGHT if agreement is not None and agreement >= KNOWN_SET_AGREEMENT else BASE_WEIGHT
+    base alone (:func:`base_agreement`; None when the set's crops are gone): ``unknown`` for a set
+    it does not know (:data:`PHOTO_BASE_WEIGHT` for the photo classifier)."""
+    return KNOWN_SET_WEIGHT if agreement is not None and agreement >= KNOWN_SET_AGREEMENT else unknown
 
 
 class TileSetPrototypes:

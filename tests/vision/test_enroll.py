@@ -272,7 +272,13 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     (``vision.light.WHITE_TOLERANCE``), and the table classifier, which trained on them cream,
     then reads them as laid out 0.949 of the time, under the mark."""
     from vision.pipeline import TileRecognizer
-    from vision.tileset import BASE_WEIGHT, KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT, set_weight
+    from vision.tileset import (
+        BASE_WEIGHT,
+        KNOWN_SET_AGREEMENT,
+        KNOWN_SET_WEIGHT,
+        PHOTO_BASE_WEIGHT,
+        set_weight,
+    )
 
     root = tmp_path / "sets"
     assert "km-jade" in TRAIN_STYLES
@@ -286,13 +292,43 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     known, unseen = TileRecognizer(tileset="known"), TileRecognizer(tileset="unseen")
     for refiner in (known.prototypes, known.table_prototypes):
         assert refiner.agreement >= KNOWN_SET_AGREEMENT and refiner.weight == KNOWN_SET_WEIGHT
-    for refiner in (unseen.prototypes, unseen.table_prototypes):
-        assert refiner.agreement < KNOWN_SET_AGREEMENT and refiner.weight == BASE_WEIGHT
+    for refiner, weight in ((unseen.prototypes, PHOTO_BASE_WEIGHT), (unseen.table_prototypes, BASE_WEIGHT)):
+        # photos lean on an unfamiliar set's prototypes more; the table reader keeps its weight
+        assert refiner.agreement < KNOWN_SET_AGREEMENT and refiner.weight == weight
     assert set_weight(None) == BASE_WEIGHT  # crops gone: nothing measured, the usual weight
     # a real set the base reads 0.94 of the time lost 30-32 tiles in 550 weighed 0.3 (forty-second
     # session); the unseen artwork sets read at most 0.912 and keep the usual weight
     assert set_weight(0.94) == KNOWN_SET_WEIGHT and set_weight(0.912) == BASE_WEIGHT
 
+
+
+def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A models folder with no table classifier reads tables with the photo classifier and its
+    prototypes, but weighed as a table reader weighs an unfamiliar set (BASE_WEIGHT), not as photos
+    do (PHOTO_BASE_WEIGHT); the photos' own refiner is left as it is."""
+    import shutil
+
+    from vision.pipeline import TileRecognizer
+    from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("localizer.onnx", "classifier.onnx", "classifier.json"):
+        for f in DEFAULT_MODEL.parent.glob(name + "*"):
+            shutil.copy(f, models / f.name)
+    faces = {c: v[0] for c, v in tile_faces(HOLDOUT_STYLE).items()}
+    image, _ = grid_photo(faces, "chinese", np.random.default_rng(3))
+    cv2.imwrite(str(tmp_path / "unseen.png"), image)
+    root = tmp_path / "sets"
+    args = ["enroll", "--name", "unseen", str(tmp_path / "unseen.png"), "--layout", "chinese", "--root", str(root)]
+    assert main([*args, "--model", str(models / "classifier.onnx")]) == 0
+    monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
+    rec = TileRecognizer(models, tileset="unseen")
+    assert rec.table_classifier is rec.classifier
+    assert rec.prototypes.weight == PHOTO_BASE_WEIGHT and rec.table_prototypes.weight == BASE_WEIGHT
+    assert rec.table_prototypes.tileset is rec.prototypes.tileset
 
 def test_copies_at_a_width_look_that_wide() -> None:
     """``augment_crops(width=W)`` shrinks every copy to a tile W px wide and back: the narrower,
