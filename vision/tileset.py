@@ -221,7 +221,7 @@ checking classifier: ``american-synth`` 1.0 / 1.0 / 1.0, ``km-jade`` 0.997 / 0.9
 It was 0.95 until the forty-second session.  A real photographed set that no photo in training
 shows (valid's ``IMG_27xx``), enrolled from one labelled tile a code of 10 of its photos and read
 on the other 25 (``scripts/bench_vision.py``, "a real set enrolled"), measured 0.941-0.98 over 13
-such splits; in the two under 0.95 its prototypes, weighed 0.7, read 30-32 more of some 550 tiles
+draws (nine from 10 photos, four from 5); in the two under 0.95 its prototypes, weighed 0.7, read 30-32 more of some 550 tiles
 wrong than no enrollment, where weighed 0.15 they read 3-6 more right.  0.93 lies between that set
 and the highest unseen artwork set (0.912), so no artwork set changes weight."""
 
