@@ -236,12 +236,12 @@ class TileRecognizer:
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
         if tileset is not None:
-            self.prototypes = load_prototypes(tileset, self.classifier)
-            if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
-                from vision.tileset import set_weight
+            from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT, set_weight
 
+            self.prototypes = load_prototypes(tileset, self.classifier, unknown=PHOTO_BASE_WEIGHT)
+            if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
                 self.table_prototypes = copy.copy(self.prototypes)
-                self.table_prototypes.weight = set_weight(self.prototypes.agreement)
+                self.table_prototypes.weight = set_weight(self.prototypes.agreement, BASE_WEIGHT)
             else:
                 self.table_prototypes = load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
             if self.check_classifier is not None:
@@ -1294,7 +1294,7 @@ def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: 
     return float(np.median(quad_params(det.quads[keep])[:, 2]))
 
 
-def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
+def load_prototypes(name: str, classifier: Any, small: float = 0.0, unknown: float | None = None) -> Any:
     """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
     the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`;
@@ -1303,11 +1303,13 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     its own (:func:`vision.tileset.base_agreement`) has its prototypes weighed less
     (:func:`vision.tileset.set_weight`): enrolling a set the model knows must not read it worse.
     For the table reader's classifier (``small``), each code also gets prototypes at the widths
-    that far tiles look (:func:`vision.tileset.sized_prototypes`), made from the stored crops."""
+    that far tiles look (:func:`vision.tileset.sized_prototypes`), made from the stored crops.
+    ``unknown``: the base classifier's weight for a set it does not know (default
+    :data:`vision.tileset.BASE_WEIGHT`, the table reader's; photos pass
+    :data:`vision.tileset.PHOTO_BASE_WEIGHT`)."""
     from vision.runtime import sha256_of
     from vision.tileset import (
         BASE_WEIGHT,
-        PHOTO_BASE_WEIGHT,
         SIZED_WIDTHS,
         TileSetPrototypes,
         base_agreement,
@@ -1329,8 +1331,8 @@ def load_prototypes(name: str, classifier: Any, small: float = 0.0) -> Any:
     sized = None
     if small and crops is not None and len(crops) == len(tileset.codes):
         sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
-    unknown = BASE_WEIGHT if small else PHOTO_BASE_WEIGHT  # the photo classifier leans on an unfamiliar set more
-    refiner = TileSetPrototypes(tileset, classifier.classes, weight=set_weight(agreement, unknown), sized=sized)
+    weight = set_weight(agreement, BASE_WEIGHT if unknown is None else unknown)
+    refiner = TileSetPrototypes(tileset, classifier.classes, weight=weight, sized=sized)
     refiner.agreement = agreement
     return refiner
 
