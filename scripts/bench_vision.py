@@ -211,21 +211,16 @@ def real_set_enrolled(
     drawn at random (seed = the split), and read on its other photos, plain and enrolled: a row a
     split with the base agreement, the fusion weight, and each reading's tally and tiles read right
     of those boxed (IoU >= 0.5).  Each code's tile is the one the pipeline boxes best (the highest
-    IoU with its label), cut where the pipeline puts it and embedded as ``companion enroll`` embeds a
-    layout's tiles (with its jittered copies); the set is weighed as the recogniser weighs an
-    enrolled set (:func:`vision.tileset.set_weight`).  No rows when the photos are missing."""
+    IoU with its label), cut where the pipeline puts it; the crops are saved as ``companion enroll``
+    saves a set's and read by a recogniser given that set, as ``detect --tileset`` reads one (its
+    loader embeds them with their jittered copies and weighs the set by how well the base
+    classifier reads those).  No rows when the photos are missing."""
+    import tempfile
+
     from vision.classify import extract_crops
-    from vision.enroll import AUGMENT, augment_crops
     from vision.light import without_light
     from vision.pipeline import TileRecognizer
-    from vision.tileset import (
-        PHOTO_BASE_WEIGHT,
-        TileSet,
-        TileSetPrototypes,
-        base_agreement,
-        prototypes_from,
-        set_weight,
-    )
+    from vision.tileset import TileSet, save_tileset
 
     real = [s for s in photos if s.image_path.name.startswith(REAL_SET) and not mislabelled(s)]
     if len(real) < enrol + 5:
@@ -245,6 +240,16 @@ def real_set_enrolled(
         best = iou.argmax(axis=1)
         return best, iou[np.arange(len(best)), best]
 
+    def read(test: list[PhotoSample], reader: Any) -> tuple[Tally, int, int]:
+        tally, right, boxed = Tally(), 0, 0
+        for s in test:
+            d = found[s.image_path][1] if reader is None else reader.detect(found[s.image_path][0])
+            tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+            idx, iou = matches(s, d)
+            boxed += int((iou >= 0.5).sum())
+            right += sum(int(d.codes[idx[j]] == c) for j, c in enumerate(s.codes) if iou[j] >= 0.5)
+        return tally, right, boxed
+
     rows: list[dict[str, Any]] = []
     for split in range(splits):
         order = np.random.default_rng(split).permutation(len(real))
@@ -258,25 +263,14 @@ def real_set_enrolled(
                     best[code] = (float(iou[j]), img, d.quads[idx[j]])
         codes = sorted(best)
         crops = np.stack([extract_crops(without_light(best[c][1]), best[c][2][None])[0] for c in codes])
-        res = rec.classifier.run(crops)
-        copies = rec.classifier.run(augment_crops(crops, AUGMENT)).embeddings
-        tileset = TileSet("real-set", "chinese", tuple(codes), prototypes_from(res.embeddings, copies, AUGMENT))
-        agreement = base_agreement(tileset, rec.classifier, crops)
-        weight = set_weight(agreement, PHOTO_BASE_WEIGHT)  # as the recogniser weighs a set for photos
-        row: dict[str, Any] = {"split": split, "codes": len(codes), "test": len(test), "agreement": agreement,
-                               "weight": weight}
-        for name, refiner in (("plain", None), ("enrolled", TileSetPrototypes(tileset, rec.classifier.classes,
-                                                                              weight=weight))):
-            rec.prototypes = refiner
-            tally, right, boxed = Tally(), 0, 0
-            for s in test:
-                d = found[s.image_path][1] if refiner is None else rec.detect(found[s.image_path][0])
-                tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
-                idx, iou = matches(s, d)
-                boxed += int((iou >= 0.5).sum())
-                right += sum(int(d.codes[idx[j]] == c) for j, c in enumerate(s.codes) if iou[j] >= 0.5)
-            row[name] = (tally, right, boxed)
-        rows.append(row)
+        with tempfile.TemporaryDirectory(prefix="bench-real-set-") as tmp:
+            # no classifier recorded and no prototypes yet: the loader embeds the crops, as it embeds
+            # a set enrolled with another classifier (vision.tileset.for_classifier)
+            unembedded = TileSet("real-set", "chinese", tuple(codes), np.zeros((len(codes), 1), np.float32))
+            enrolled = TileRecognizer(models, threads=threads, tileset=str(save_tileset(unembedded, crops, Path(tmp))))
+        refiner = enrolled.prototypes
+        rows.append({"split": split, "codes": len(codes), "test": len(test), "agreement": refiner.agreement,
+                     "weight": refiner.weight, "plain": read(test, None), "enrolled": read(test, enrolled)})
     return rows
 
 

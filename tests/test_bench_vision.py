@@ -185,3 +185,22 @@ def test_scenes_over_the_held_out_style_read_better_with_the_set_enrolled() -> N
     assert sum(plain.per_truth.values()) == sum(enrolled.per_truth.values()) > 40
     assert enrolled.tp >= plain.tp + 5
     assert agreement < KNOWN_SET_AGREEMENT
+
+
+def test_the_real_set_is_enrolled_and_read_as_detect_tileset_reads_it() -> None:
+    """The bench's real set (valid's IMG_27xx, no train photo): one draw enrolls it from 10 photos
+    through the tile-set loader and reads the other photos plain and enrolled; the loader weighs it
+    as a set the models know (its copies read over KNOWN_SET_AGREEMENT), and enrolled it reads
+    about as plain does."""
+    from scripts.bench_vision import REAL_SET, REPO, real_set_enrolled
+    from scripts.photos import load_split, shared_data_dir
+    from vision.tileset import KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT
+
+    if not (shared_data_dir() / "tiles-photos-v4" / "valid").is_dir():
+        pytest.skip("shared photo data not present")
+    photos = [s for s in load_split("valid") if s.image_path.name.startswith(REAL_SET)]
+    (row,) = real_set_enrolled(photos, REPO / "models", splits=1)
+    assert row["codes"] == 34 and row["test"] == 25
+    assert row["agreement"] >= KNOWN_SET_AGREEMENT and row["weight"] == KNOWN_SET_WEIGHT
+    (_, plain, boxed), (_, enrolled, boxed_enrolled) = row["plain"], row["enrolled"]
+    assert boxed > 450 and plain > 0.95 * boxed and abs(enrolled - plain) <= 10
