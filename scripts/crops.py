@@ -385,7 +385,7 @@ def _pipeline_digest() -> str:
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
-    from vision import detect, pipeline
+    from vision import backs, detect, mend, pipeline
 
     h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
     h.update(repr((pipeline.PHOTO_SCALES, pipeline.READS_WELL, pipeline.MIN_SCORE)).encode())
@@ -395,23 +395,23 @@ def _pipeline_digest() -> str:
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps
-    h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, pipeline.SMALL_BACK_AREA,
-                   pipeline.BACK_NEIGHBOURS, pipeline.GAP_SHARE, pipeline.GAP_COLOUR,
-                   pipeline.GAP_SAMPLE)).encode())
+    h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, mend.SMALL_BACK_AREA,
+                   mend.BACK_NEIGHBOURS, backs.GAP_SHARE, backs.GAP_COLOUR,
+                   backs.GAP_SAMPLE)).encode())
     # the thirty-fifth session's backs found as plain patches
-    h.update(repr((pipeline.PLAIN_BACKS, pipeline.PLAIN_BACK_SURE, pipeline.PLAIN_PATCH_PX, pipeline.PLAIN_PATCH_FILL, pipeline.PLAIN_PATCH_CORNERS,
-                   pipeline.PLAIN_PATCH_AREA, pipeline.PLAIN_PATCH_ASPECT, pipeline.PLAIN_PATCH_EDGES)).encode())
+    h.update(repr((backs.PLAIN_BACKS, backs.PLAIN_BACK_SURE, backs.PLAIN_PATCH_PX, backs.PLAIN_PATCH_FILL, backs.PLAIN_PATCH_CORNERS,
+                   backs.PLAIN_PATCH_AREA, backs.PLAIN_PATCH_ASPECT, backs.PLAIN_PATCH_EDGES)).encode())
     # the thirty-sixth session's small quads grown to their rims
-    h.update(repr((pipeline.SMALL_QUAD_AREA, pipeline.RIM_GAIN, pipeline.RIM_OVERLAP, detect.RIM_SAMPLES,
+    h.update(repr((mend.SMALL_QUAD_AREA, mend.RIM_GAIN, mend.RIM_OVERLAP, detect.RIM_SAMPLES,
                    detect.RIM_STEP)).encode())
     # the thirty-ninth session's backs of the table's colour kept, tiles boxed in two halves read whole,
     # and coloured faces read as white dragons read again
-    h.update(repr((pipeline.PANEL_TEXTURE, pipeline.PANEL_HUE, pipeline.PANEL_LIGHT, pipeline.PANEL_REACH,
-                   pipeline.HALVES_JOINED, pipeline.HALF_FILL, pipeline.HALF_SIZE, pipeline.HALF_TURN,
-                   pipeline.HALF_TIE, pipeline.WHITE_CHROMA, pipeline.PLAIN_COLOURED)).encode())
+    h.update(repr((backs.PANEL_TEXTURE, backs.PANEL_HUE, backs.PANEL_LIGHT, backs.PANEL_REACH,
+                   mend.HALVES_JOINED, mend.HALF_FILL, mend.HALF_SIZE, mend.HALF_TURN,
+                   mend.HALF_TIE, backs.WHITE_CHROMA, backs.PLAIN_COLOURED)).encode())
     # the forty-first session's tiles boxed across their length, turned and read whole
-    h.update(repr((pipeline.ACROSS_TURNED, pipeline.ACROSS_ASPECT, pipeline.ACROSS_FIT, pipeline.ACROSS_READ,
-                   pipeline.ACROSS_GAIN)).encode())
+    h.update(repr((mend.ACROSS_TURNED, mend.ACROSS_ASPECT, mend.ACROSS_FIT, mend.ACROSS_READ,
+                   mend.ACROSS_GAIN)).encode())
     # since the ninth session a squeezed photo is unsqueezed at the factor the classifier reads surest
     h.update((models_dir() / "classifier.onnx.sha256").read_bytes())
     return h.hexdigest()[:12]

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.tiles import BACK
+from vision import backs, mend
 from vision.classify import quad_aspect
 from vision.detect import (
     ANGLE_COHERENCE,
@@ -29,13 +30,11 @@ from vision.detect import (
     edge_turns,
     quad_iou_boxes,
     quad_params,
-    rect_quads,
-    rim_contrast,
-    shrink,
 )
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
+from vision.mend import MIN_SCORE
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,15 +153,6 @@ tiles), 1.1-1.35x on most others.  At 0.95, tile F1 0.931 -> 0.943 on valid (fif
 chosen on valid, in a plateau (0.94-0.96) that its two halves (even and odd photos) each find on
 their own (0.924 -> 0.936, 0.938 -> 0.951).  Our synthetic scenes, whose truth is the tile's exact
 outline, pay for it (docs/recognition.md, "Boxes drawn in to the face")."""
-MIN_SCORE = 0.2
-"""On a photo (no ``tile_px``), :meth:`TileRecognizer.detect` keeps a tile when its localiser
-objectness times its classifier confidence reaches this: a box the localiser is unsure is a tile
-and the classifier unsure what it shows is more often a false box or a misread than a tile.  Ninth
-session, tile F1 at 0 / 0.1 / 0.15 / **0.2** / 0.25 / 0.3: valid photos 0.927 / 0.928 / 0.930 /
-**0.931** / 0.930 / 0.930, 1280x720 frames 0.881 / 0.886 / 0.895 / **0.901** / 0.905 / 0.907,
-American scenes 0.942 / 0.945 / 0.946 / **0.949** / 0.949 / 0.947 (their recall, the bench's
-per-tile accuracy, 0.933 -> 0.931).  The table reader reads its own way and keeps every tile
-(its uncertain tiles are flagged, never dropped)."""
 TABLE_LOCALIZER = "localizer-table.onnx"
 """The localiser fine-tuned on rendered whole-table frames: used when ``detect`` gets ``tile_px``
 (a table reader), the photo localiser ``localizer.onnx`` otherwise (close-up photos)."""
@@ -301,20 +291,20 @@ class TileRecognizer:
     ) -> tuple[Detections, npt.NDArray[np.float32]]:
         """Every tile of a photo (:meth:`_read_photo`) and the face-down tiles that the localiser
         missed, found as plain patches that the classifier reads as backs surely
-        (:func:`plain_patches`, :data:`PLAIN_BACK_SURE`), less the backs that are the table seen
-        through a gap (:func:`table_gaps`), each back boxed small grown (:func:`grown_backs`):
+        (:func:`vision.backs.plain_patches`, :data:`vision.backs.PLAIN_BACK_SURE`), less the backs that are the table seen
+        through a gap (:func:`vision.backs.table_gaps`), each back boxed small grown (:func:`vision.mend.grown_backs`):
         ``(tiles, objectness)``.  ``shrunk``: ``img`` already shrunk by area to
-        :data:`GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
+        :data:`vision.backs.GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
         out, objectness = self._read_photo(img)
-        patches = plain_patches(img, out, objectness) if PLAIN_BACKS else np.zeros((0, 4, 2), np.float32)
+        patches = backs.plain_patches(img, out, objectness) if backs.PLAIN_BACKS else np.zeros((0, 4, 2), np.float32)
         if len(patches):  # face-down tiles the localiser missed: plain patches read as backs
             read = self.classify(img, patches)
-            sure_back = (read.codes == BACK) & (read.confidence >= PLAIN_BACK_SURE)
-            if WHITE_CHROMA > 0 and PLAIN_COLOURED and read.probs is not None and WHITE_DRAGON in read.classes:
+            sure_back = (read.codes == BACK) & (read.confidence >= backs.PLAIN_BACK_SURE)
+            if backs.WHITE_CHROMA > 0 and backs.PLAIN_COLOURED and read.probs is not None and backs.WHITE_DRAGON in read.classes:
                 # a plain face the classifier is sure of, back or white dragon, and no white one: a back
-                plain = read.probs[:, read.classes.index(BACK)] + read.probs[:, read.classes.index(WHITE_DRAGON)]
-                coloured = np.flatnonzero((read.codes == WHITE_DRAGON) & (plain >= PLAIN_BACK_SURE) & not_white(img, read))
-                read = without_class(read, coloured, WHITE_DRAGON)
+                plain = read.probs[:, read.classes.index(BACK)] + read.probs[:, read.classes.index(backs.WHITE_DRAGON)]
+                coloured = np.flatnonzero((read.codes == backs.WHITE_DRAGON) & (plain >= backs.PLAIN_BACK_SURE) & backs.not_white(img, read))
+                read = backs.without_class(read, coloured, backs.WHITE_DRAGON)
                 sure_back[coloured] = read.codes[coloured] == BACK
             sure = np.flatnonzero(sure_back)
             if len(sure):
@@ -322,11 +312,11 @@ class TileRecognizer:
                 read.meta["objectness"] = np.ones(len(read), np.float32)
                 out, objectness = out.joined(read), np.concatenate([objectness, np.ones(len(read), np.float32)])
         if len(out):  # the table seen through a gap is no face-down tile
-            real = ~table_gaps(img, out, shrunk)
+            real = ~backs.table_gaps(img, out, shrunk)
             out, objectness = out[real], objectness[real]
-        out = grown_backs(out, objectness)
-        known: tuple[NeighbourSizes | None] | None = (neighbour_sizes(out, objectness),)  # while no tile moves
-        quads = rim_grown(img, out, objectness, known)
+        out = mend.grown_backs(out, objectness)
+        known: tuple[mend.NeighbourSizes | None] | None = (mend.neighbour_sizes(out, objectness),)  # while no tile moves
+        quads = mend.rim_grown(img, out, objectness, known)
         moved = np.flatnonzero(np.any(quads != out.quads, axis=(1, 2)))
         if len(moved):  # half a tile boxed: the whole tile, read again
             read = self.classify(img, quads[moved])
@@ -334,10 +324,10 @@ class TileRecognizer:
                 read.meta["objectness"] = out.meta["objectness"][moved]
             out, _, _ = in_place(out, moved, read)
             known = None
-        pairs = halves_of_tiles(out, objectness, known) if HALVES_JOINED else []
+        pairs = mend.halves_of_tiles(out, objectness, known) if mend.HALVES_JOINED else []
         if pairs:  # one tile boxed in two halves: read whole where it reads about as surely as either half
             read = self.classify(img, np.stack([q for _, _, q in pairs]))
-            win = [k for k, (i, j, _) in enumerate(pairs) if read.confidence[k] >= max(out.confidence[i], out.confidence[j]) - HALF_TIE]
+            win = [k for k, (i, j, _) in enumerate(pairs) if read.confidence[k] >= max(out.confidence[i], out.confidence[j]) - mend.HALF_TIE]
             if win:
                 first = np.array([pairs[k][0] for k in win])
                 second = np.array([pairs[k][1] for k in win])
@@ -348,7 +338,7 @@ class TileRecognizer:
                 out, keep, order = in_place(out, first, read, dropped=second)
                 objectness = np.concatenate([objectness[keep], whole])[order]
                 known = None
-        across = across_tiles(img, out, objectness, known) if ACROSS_TURNED else []
+        across = mend.across_tiles(img, out, objectness, known) if mend.ACROSS_TURNED else []
         if across:  # a tile boxed across its length: read whole, kept where that names another tile more surely
             rows = np.array([i for i, _ in across])
             read = self.classify(img, np.stack([q for _, q in across]))
@@ -358,8 +348,8 @@ class TileRecognizer:
                 if isinstance(out.meta.get("objectness"), np.ndarray):
                     read.meta["objectness"] = out.meta["objectness"][rows[win]]
                 out, _, _ = in_place(out, rows[win], read)
-        if WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
-            out = without_class(out, np.flatnonzero(not_white(img, out)), WHITE_DRAGON)
+        if backs.WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
+            out = backs.without_class(out, np.flatnonzero(backs.not_white(img, out)), backs.WHITE_DRAGON)
         return out, objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
@@ -452,8 +442,8 @@ class TileRecognizer:
         a photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`),
         and the scale is chosen by how the tiles read (:data:`PHOTO_SCALES`), so the tiles are
         classified too, as :meth:`detect` does: backs the localiser missed are added
-        (:func:`plain_patches`), a back that is the table seen through a gap is dropped
-        (:func:`table_gaps`) and a back boxed small is grown (:func:`grown_backs`).  The
+        (:func:`vision.backs.plain_patches`), a back that is the table seen through a gap is dropped
+        (:func:`vision.backs.table_gaps`) and a back boxed small is grown (:func:`vision.mend.grown_backs`).  The
         image is not validated here.
         """
         if tile_px is None:
@@ -717,572 +707,6 @@ def surest_readings(kept: Detections, others: list[Detections]) -> Detections:
             emb[rows] = other.embeddings[src]
     return Detections(kept.boxes, kept.quads, np.array([str(c) for c in codes]), conf, emb, dict(kept.meta), probs,
                       kept.classes)
-
-
-SMALL_BACK_AREA = 0.6
-"""A tile read as a back (``BK``) whose quad covers less than this share of the median area of
-its face-up neighbours (:data:`BACK_NEIGHBOURS`, each scoring :data:`MIN_SCORE` or more) is grown
-about its centre to that area (:func:`grown_backs`)."""
-BACK_NEIGHBOURS = 6
-"""How many of the nearest face-up tiles a back is measured against; none is grown among fewer."""
-
-
-def grown_backs(det: Detections, objectness: npt.NDArray[np.float32]) -> Detections:
-    """``det`` with each back boxed much smaller than the face-up tiles beside it grown to their
-    size (:data:`SMALL_BACK_AREA`).  A back is a plain coloured face: the localiser often boxes
-    only its coloured panel, inside the tile's rim, where a face-up tile's print gives it no such
-    choice; a tile of the same set is the same size as its neighbours."""
-    back = det.codes == BACK
-    face = ~back & (np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE)
-    if not back.any() or face.sum() < BACK_NEIGHBOURS:
-        return det
-    p = quad_params(det.quads)
-    area = p[:, 2] * p[:, 3]
-    faces = np.flatnonzero(face)
-    quads = det.quads.copy()
-    grown = False
-    for i in np.flatnonzero(back):
-        dist = np.hypot(p[faces, 0] - p[i, 0], p[faces, 1] - p[i, 1])
-        near = faces[np.argsort(dist)[:BACK_NEIGHBOURS]]
-        target = float(np.median(area[near]))
-        if area[i] < SMALL_BACK_AREA * target:
-            centre = quads[i].mean(axis=0)
-            quads[i] = centre + (quads[i] - centre) * np.sqrt(target / max(float(area[i]), 1e-6))
-            grown = True
-    if not grown:
-        return det
-    boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1).astype(np.float32)
-    return replace(det, boxes=boxes, quads=quads.astype(np.float32))
-
-
-SMALL_QUAD_AREA = 0.75
-"""A photo's tile whose quad covers less than this share of its neighbours' size (the median short
-side times the median long side of the :data:`BACK_NEIGHBOURS` nearest tiles scoring
-:data:`MIN_SCORE`) may be boxed in part: :func:`rim_grown` tries it at their size."""
-RIM_GAIN = 1.6
-""":func:`rim_grown` moves a quad to its neighbours' size when the tile's rim is at least this many
-times as sharp there (:func:`vision.detect.rim_contrast`) as on the quad the localiser gave."""
-RIM_OVERLAP = 0.1
-"""... and when the grown quad takes in at most this share of its area from another tile's quad
-(in a pile, a tile partly under another is rightly boxed small)."""
-
-
-NeighbourSizes = tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]]
-""":func:`neighbour_sizes`' answer."""
-
-
-def neighbour_sizes(
-    det: Detections, objectness: npt.NDArray[np.float32], known: tuple[NeighbourSizes | None] | None = None
-) -> NeighbourSizes | None:
-    """``(params, sure, short, long)``: each tile's :func:`vision.detect.quad_params`, whether it
-    scores :data:`MIN_SCORE`, and the median short and long side of the :data:`BACK_NEIGHBOURS`
-    nearest other tiles that do; None when no more than that many do.  ``known``: that answer
-    already measured on the same tiles, as a 1-tuple (a photo's rules share it while no tile moves)."""
-    if known is not None:
-        return known[0]
-    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
-    if sure.sum() <= BACK_NEIGHBOURS:
-        return None
-    p = quad_params(np.asarray(det.quads, np.float32))
-    dist = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
-    dist[:, ~sure] = np.inf
-    np.fill_diagonal(dist, np.inf)
-    near = np.argsort(dist, axis=1)[:, :BACK_NEIGHBOURS]
-    return p, sure, np.median(p[near, 2], axis=1), np.median(p[near, 3], axis=1)
-
-
-def takes_in_another(
-    quad: npt.NDArray[np.float32],
-    i: int,
-    given: npt.NDArray[np.float32],
-    bounds: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]],
-    sure: npt.NDArray[np.bool_],
-    most: float,
-) -> bool:
-    """Whether ``quad``, tried in place of tile ``i``'s quad, takes in more than ``most`` square
-    pixels of another tile's quad among ``given`` that scores :data:`MIN_SCORE` (``sure``);
-    ``bounds``: the ``given`` quads' corner-wise minima and maxima."""
-    lo, hi = bounds
-    q_lo, q_hi = quad.min(axis=0), quad.max(axis=0)
-    beside = np.flatnonzero(sure & np.all(hi > q_lo, axis=1) & np.all(lo < q_hi, axis=1))
-    return any(cv2.intersectConvexConvex(quad, given[j])[0] > most for j in beside if j != i)
-
-
-def rim_grown(
-    image_bgr: npt.NDArray[np.uint8],
-    det: Detections,
-    objectness: npt.NDArray[np.float32],
-    known: tuple[NeighbourSizes | None] | None = None,
-) -> npt.NDArray[np.float32]:
-    """``(N, 4, 2)``: ``det``'s quads, each one boxed much smaller than the tiles around it
-    (:data:`SMALL_QUAD_AREA`) moved to where a quad of their size lies on the tile's rim.
-
-    The localiser sometimes boxes half a tile: a face's half with the print, a crak's character
-    without its numeral.  A tile of the same set is the size of its neighbours, so a small quad is
-    tried at their size, turned as it is, in nine places: about its centre, or grown from any one
-    of its sides or corners.  The place whose weakest side parts two colours most sharply
-    (:func:`vision.detect.rim_contrast`) is kept when it is :data:`RIM_GAIN` times as sharp as
-    the quad given, and takes in little of another tile (:data:`RIM_OVERLAP`).  A tile seen whole
-    keeps its quad: each side already lies on its rim.
-    """
-    given = np.asarray(det.quads, np.float32)
-    quads = given.copy()
-    sizes = neighbour_sizes(det, objectness, known)
-    if sizes is None:
-        return quads
-    p, sure, size_s, size_l = sizes
-    size_s, size_l = np.maximum(size_s, p[:, 2]), np.maximum(size_l, p[:, 3])
-    lo, hi = given.min(axis=1), given.max(axis=1)
-    h, w = image_bgr.shape[:2]
-    for i in np.flatnonzero(p[:, 2] * p[:, 3] < SMALL_QUAD_AREA * size_s * size_l):
-        cx, cy, short, long, theta = (float(v) for v in p[i])
-        along = np.array([np.sin(theta), -np.cos(theta)]) * (size_l[i] - long) / 2
-        across = np.array([np.cos(theta), np.sin(theta)]) * (size_s[i] - short) / 2
-        centres = np.array([[cx, cy] + along * dl + across * ds for dl in (0, 1, -1) for ds in (0, 1, -1)])
-        k = len(centres)
-        tries = rect_quads(centres[:, 0], centres[:, 1], np.full(k, size_s[i]), np.full(k, size_l[i]), np.full(k, theta))
-        both = np.concatenate([given[i : i + 1], tries])
-        # the colours around these quads alone, in CIELAB (the whole picture costs 1-2 ms)
-        margin = 0.1 * float(size_s[i]) + 3.0
-        x0, y0 = (max(0, int(np.floor(v - margin))) for v in both.reshape(-1, 2).min(axis=0))
-        x1, y1 = (int(np.ceil(v + margin)) + 1 for v in both.reshape(-1, 2).max(axis=0))
-        x1, y1 = min(w, x1), min(h, y1)
-        if x1 - x0 < 2 or y1 - y0 < 2:
-            continue
-        lab = np.asarray(cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB), np.float32)
-        score = rim_contrast(lab, both - np.array([x0, y0], np.float32))
-        most = RIM_OVERLAP * size_s[i] * size_l[i]
-        # the sharpest try that takes in no other tile, best first: most tiles stop at the first look
-        for t in np.argsort(-score[1:], kind="stable"):
-            if not score[t + 1] > RIM_GAIN * score[0]:
-                break
-            if not takes_in_another(tries[t], i, given, (lo, hi), sure, most):
-                quads[i] = tries[t]
-                break
-    return quads
-
-
-WHITE_DRAGON = "WD"
-WHITE_CHROMA = 30.0
-"""A white dragon (or soap) is a white face: the median colour of its middle lies under this
-(CIELAB a, b, 8-bit units) from grey or from the picture's white (thirty-ninth session: from
-grey at most 17.3 over valid's 277 white dragons read right and 13.2 over 310 on twelve American
-seeds; from the faces' white at most 21.5 on valid's photos under a warm lamp left in); a plain
-face of a stronger colour read as one is a coloured back (47-79 from grey; :func:`not_white`)."""
-
-
-WHITE_FACES = 3
-"""The picture's white is measured on the face-up tiles' margins when this many or more are read
-surely (:data:`PLAIN_BACK_SURE`); else it is taken to be grey."""
-
-
-def _median_ab(image_bgr: npt.NDArray[np.uint8], quad: npt.NDArray[np.float32], outer: float, inner: float) -> npt.NDArray[np.float32] | None:
-    """The median CIELAB a, b of ``quad``'s band between ``inner`` and ``outer`` times its size
-    about its centre (``inner`` 0: the whole middle), or None when it holds no pixel."""
-    h, w = image_bgr.shape[:2]
-    c = quad.mean(axis=0)
-    out_q = np.round(c + (quad - c) * outer).astype(np.int32)
-    x0, y0 = np.clip(out_q.min(axis=0), 0, None)
-    x1, y1 = np.minimum(out_q.max(axis=0) + 1, [w, h])
-    if x1 <= x0 or y1 <= y0:
-        return None
-    shift = np.array([x0, y0], np.int32)
-    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-    cv2.fillConvexPoly(mask, out_q - shift, 1)
-    if inner > 0:
-        cv2.fillConvexPoly(mask, np.round(c + (quad - c) * inner).astype(np.int32) - shift, 0)
-    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB)[mask == 1]
-    return np.median(lab[:, 1:].astype(np.float32), axis=0) if len(lab) else None
-
-
-def not_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.bool_]:
-    """``(N,)``: which tiles read as white dragons are no white face: the median colour of each
-    quad's middle (shrunk to 0.6) lies :data:`WHITE_CHROMA` or more (CIELAB a, b) both from grey
-    and from the picture's white, the median of the face-up tiles' margins (the band between 0.8
-    and 0.95 of each quad, on tiles read surely, :data:`WHITE_FACES`), so that a lamp's tint left
-    in the picture tints the faces and the dragon alike.  The photo classifier reads some plain
-    orange and red backs as white dragons (0.6-0.75 sure), the plain face being what they share."""
-    out = np.zeros(len(det), bool)
-    grey = np.array([128.0, 128.0], np.float32)
-    white: npt.NDArray[np.float32] | None = None
-    for i in np.flatnonzero(det.codes == WHITE_DRAGON):
-        middle = _median_ab(image_bgr, det.quads[i], 0.6, 0.0)
-        if middle is None or float(np.linalg.norm(middle - grey)) < WHITE_CHROMA:
-            continue  # white, or near enough (most are: the picture's white is then not measured)
-        if white is None:
-            white = picture_white(image_bgr, det)
-        out[i] = float(np.linalg.norm(middle - white)) >= WHITE_CHROMA
-    return out
-
-
-def picture_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.float32]:
-    """CIELAB ``(a, b)`` of the picture's white: the median over the face-up tiles read surely
-    (:data:`PLAIN_BACK_SURE`; 24 at most, spread over them) of their margins' median colour (the
-    band between 0.8 and 0.95 of each quad); grey (128, 128) when fewer than :data:`WHITE_FACES`."""
-    faces = np.flatnonzero((det.codes != WHITE_DRAGON) & (det.codes != BACK) & (det.confidence >= PLAIN_BACK_SURE))
-    if len(faces) >= WHITE_FACES:
-        faces = faces[np.linspace(0, len(faces) - 1, min(len(faces), 24)).round().astype(int)]
-        margins = [m for m in (_median_ab(image_bgr, det.quads[i], 0.95, 0.8) for i in faces) if m is not None]
-        if len(margins) >= WHITE_FACES:
-            return np.asarray(np.median(np.array(margins, np.float32), axis=0), np.float32)
-    return np.array([128.0, 128.0], np.float32)
-
-
-def without_class(det: Detections, rows: npt.NDArray[np.int64], code: str) -> Detections:
-    """``det`` with the tiles at ``rows`` read as the classifier's next choice after ``code``, sure
-    as the classifier is given that it is not ``code`` (its probability over all but ``code``'s);
-    ``det`` itself when it has no probabilities to choose from."""
-    if not len(rows) or det.probs is None or code not in det.classes:
-        return det
-    probs = det.probs.copy()
-    probs[rows, det.classes.index(code)] = 0.0
-    rest = probs[rows].sum(axis=1)
-    pick = probs[rows].argmax(axis=1)
-    codes = det.codes.astype(object)
-    conf = det.confidence.copy()
-    codes[rows] = [det.classes[k] for k in pick]
-    conf[rows] = probs[rows, pick] / np.maximum(rest, 1e-6)
-    probs[rows] /= np.maximum(rest, 1e-6)[:, None]
-    return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf.astype(np.float32),
-                   probs=probs.astype(np.float32))
-
-
-HALVES_JOINED = True
-"""Whether two small quads that together make one tile are read as that tile
-(:func:`halves_of_tiles`); the whole is kept where it reads at most :data:`HALF_TIE` less surely
-than the surer half (thirty-ninth session: valid +1 tile, six American seeds +1 tile and 2 false
-tiles fewer, 1280x720 frames +2 and 6 fewer; docs/recognition.md)."""
-HALF_FILL = 0.75
-"""Two halves fill at least this share of the rectangle about both."""
-HALF_SIZE = (0.8, 1.25)
-"""That rectangle's area against their neighbours' size."""
-HALF_TURN = float(np.radians(12.0))
-"""The two halves' long axes (or one's long and the other's short) lie within this of parallel."""
-HALF_TIE = 0.02
-"""A half is as sure of itself as the whole tile is: a 4-dot's half is a perfect 2-dot (0.96 and
-0.95 against 0.949 for the whole, in one of the bench's scenes)."""
-
-
-def halves_of_tiles(
-    det: Detections, objectness: npt.NDArray[np.float32], known: tuple[NeighbourSizes | None] | None = None
-) -> list[tuple[int, int, npt.NDArray[np.float32]]]:
-    """``[(i, j, quad)]``: pairs of tiles each boxed much smaller than their neighbours
-    (:data:`SMALL_QUAD_AREA`) that lie side by side and together make one tile of their
-    neighbours' size: ``quad`` is the rectangle about both (:data:`HALF_FILL`, :data:`HALF_SIZE`,
-    :data:`HALF_TURN`).  The localiser sometimes boxes each half of one tile, and each half reads
-    as a tile of its own (a 4-dot's halves as two 2-dots).  Each tile is in one pair at most, the
-    best filled first."""
-    sizes = neighbour_sizes(det, objectness, known)
-    if sizes is None:
-        return []
-    p, _, size_s, size_l = sizes
-    area = p[:, 2] * p[:, 3]
-    small = np.flatnonzero(area < SMALL_QUAD_AREA * size_s * size_l)
-    if len(small) < 2:
-        return []
-    q = p[small]
-    dist = np.hypot(q[:, None, 0] - q[None, :, 0], q[:, None, 1] - q[None, :, 1])
-    turn = np.abs(q[:, None, 4] - q[None, :, 4]) % (np.pi / 2)
-    reach = 0.5 * (size_l[small][:, None] + size_l[small][None, :])  # their centres within a tile's length
-    near = (dist <= reach) & (np.minimum(turn, np.pi / 2 - turn) <= HALF_TURN)
-    found = []
-    for a, b in zip(*np.nonzero(np.triu(near, 1)), strict=True):
-        i, j = int(small[a]), int(small[b])
-        rect = cv2.minAreaRect(np.concatenate([det.quads[i], det.quads[j]]).astype(np.float32))
-        whole = float(rect[1][0] * rect[1][1])
-        target = float(size_s[i] * size_l[i] + size_s[j] * size_l[j]) / 2
-        if whole <= 0 or not HALF_SIZE[0] <= whole / target <= HALF_SIZE[1]:
-            continue
-        if (area[i] + area[j]) / whole < HALF_FILL:
-            continue
-        found.append((float(area[i] + area[j]) / whole, i, j, cv2.boxPoints(rect).astype(np.float32)))
-    used: set[int] = set()
-    out = []
-    for _, i, j, quad in sorted(found, key=lambda f: -f[0]):
-        if i not in used and j not in used:
-            used.update((i, j))
-            out.append((i, j, quad))
-    return out
-
-
-ACROSS_TURNED = True
-"""Whether a photo's tile the localiser may have boxed across its length is read whole where that
-names another tile more surely (:func:`across_tiles`; forty-first session: the six American seeds
-+2 tiles, seeds 1-12 +1, the 1280x720 frames +1, valid +1, no tile lost; docs/recognition.md)."""
-ACROSS_ASPECT = 1.35
-"""A quad is nearly square when its long side over its short is under this, and under its
-neighbours' (:func:`neighbour_sizes`)."""
-ACROSS_FIT = (0.82, 0.9)
-"""... its short side under the first share of its neighbours' long side, its long side at least
-the second share of their short side: it spans a tile's width and falls short of its length."""
-ACROSS_READ = 0.9
-"""... and it reads under this surely (a back, a plain face, is left: any part of it reads as the whole)."""
-ACROSS_GAIN = 1.1
-"""The tile turned a quarter is read where its rim (:func:`vision.detect.rim_contrast`) is at
-least this many times as sharp as the box's."""
-
-
-def across_tiles(
-    image_bgr: npt.NDArray[np.uint8],
-    det: Detections,
-    objectness: npt.NDArray[np.float32],
-    known: tuple[NeighbourSizes | None] | None = None,
-) -> list[tuple[int, npt.NDArray[np.float32]]]:
-    """``[(i, quad)]``: tiles the localiser may have boxed across their length, each with the quad
-    of the whole tile where it may lie.  Such a box spans the tile's width and about two thirds of
-    its length, its long side across the tile, and its crop shows part of the face: a 4 Dots boxed
-    on two of its dots reads as a 2 Dots.  A quad nearly square (:data:`ACROSS_ASPECT`) that spans
-    a tile's width but not its length (:data:`ACROSS_FIT`), read weakly (:data:`ACROSS_READ`) and
-    not as a back, is turned a quarter and grown to its neighbours' length (its width kept), about
-    its centre and from either end; the place whose rim is sharpest of those that lie within the
-    picture, are :data:`ACROSS_GAIN` times as sharp as the box and take in little of another tile
-    (:data:`RIM_OVERLAP`) is returned.  The rims are measured on the picture's own pixels
-    (``rim_contrast(..., bgr=True)``), all in one call."""
-    sizes = neighbour_sizes(det, objectness, known)
-    if sizes is None:
-        return []
-    p, sure, size_s, size_l = sizes
-    aspect = p[:, 3] / np.maximum(p[:, 2], 1e-6)
-    cand = np.flatnonzero(
-        (aspect < np.minimum(ACROSS_ASPECT, size_l / np.maximum(size_s, 1e-6)))
-        & (p[:, 2] < ACROSS_FIT[0] * size_l)
-        & (p[:, 3] >= ACROSS_FIT[1] * size_s)
-        & (np.asarray(det.confidence) < ACROSS_READ)
-        & (det.codes != BACK)
-    )
-    if not len(cand):
-        return []
-    given = np.asarray(det.quads, np.float32)
-    c = p[cand]
-    n = len(cand)
-    length = np.maximum(size_l[cand], c[:, 2])
-    turned = c[:, 4] + np.pi / 2
-    shift = (length - c[:, 2]) / 2
-    ds = np.array([0.0, 1.0, -1.0], np.float32)
-    cx = c[:, 0, None] + np.sin(turned)[:, None] * shift[:, None] * ds
-    cy = c[:, 1, None] - np.cos(turned)[:, None] * shift[:, None] * ds
-    tries = rect_quads(cx.ravel(), cy.ravel(), np.repeat(c[:, 3], 3), np.repeat(length, 3), np.repeat(turned, 3)).reshape(n, 3, 4, 2)
-    h, w = image_bgr.shape[:2]
-    inside = np.all((tries >= 0) & (tries <= np.array([w, h], np.float32)), axis=(2, 3))
-    score = rim_contrast(image_bgr, np.concatenate([given[cand][:, None], tries], axis=1).reshape(-1, 4, 2), bgr=True).reshape(n, 4)
-    gain = np.where(inside, score[:, 1:], -1.0) > ACROSS_GAIN * score[:, :1]
-    lo, hi = given.min(axis=1), given.max(axis=1)
-    out = []
-    for k in np.flatnonzero(gain.any(axis=1)):
-        i = int(cand[k])
-        most = RIM_OVERLAP * float(size_s[i] * size_l[i])
-        for t in np.argsort(-score[k, 1:], kind="stable"):
-            if not gain[k, t]:
-                continue
-            if not takes_in_another(tries[k, t], i, given, (lo, hi), sure, most):
-                out.append((i, tries[k, t]))
-                break
-    return out
-
-
-PLAIN_BACKS = True
-"""Whether a photo is searched for the backs its localiser missed (:func:`plain_patches`); a
-switch for measuring the rule."""
-PLAIN_COLOURED = True
-"""Whether a plain patch that the classifier reads as a white dragon, and is sure is a plain face
-(a back or a white dragon, :data:`PLAIN_BACK_SURE` together), is returned as a back when its face
-is coloured (:func:`not_white`)."""
-PLAIN_BACK_SURE = 0.8
-"""A plain patch (:func:`plain_patches`) is returned as a face-down tile (``BK``) when the
-classifier reads it as one this surely; its objectness is then 1."""
-PLAIN_PATCH_PX = 16.0
-"""The tiles' median short side, in pixels, at which :func:`plain_patches` looks (larger
-pictures are shrunk to it by area, smaller ones are not grown)."""
-PLAIN_PATCH_FILL = 0.8
-"""How much of its smallest enclosing rectangle a plain patch fills, at least."""
-PLAIN_PATCH_AREA = (0.3, 1.1)
-"""A plain patch's area, against the median area of the tiles found."""
-PLAIN_PATCH_CORNERS = 0.04
-"""A plain patch's outline, simplified to within this share of its perimeter
-(``cv2.approxPolyDP`` of its convex hull), has four corners."""
-PLAIN_PATCH_ASPECT = (1.05, 1.8)
-"""Its enclosing rectangle's long side over its short side (a tile's face is about 1.3)."""
-PLAIN_PATCH_EDGES = (30.0, 90.0)
-"""Canny's thresholds on each CIELAB channel: the edges that bound a patch."""
-
-
-def plain_patches(
-    image_bgr: npt.NDArray[np.uint8], det: Detections, objectness: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float32]:
-    """``(M, 4, 2)`` quads, each tile-sized, about a plain patch of the picture that no tile found
-    covers: a region that the edges of every CIELAB channel enclose, of a tile's area
-    (:data:`PLAIN_PATCH_AREA`) and shape (:data:`PLAIN_PATCH_ASPECT`), filling its rectangle
-    (:data:`PLAIN_PATCH_FILL`) with four corners (:data:`PLAIN_PATCH_CORNERS`).  Such a patch is
-    where a face-down tile the localiser missed lies: a back is a plain coloured panel inside a
-    rim, and the photo localiser misses green backs most, perhaps taking them for the green felt
-    of its photos (thirty-fifth session: 22 of the 32 backs that no box came near over six
-    American scene seeds were green).  Each quad is grown about its centre to the median area of
-    the tiles found, since the panel lies inside the tile's rim.  None is looked for among fewer
-    than :data:`BACK_NEIGHBOURS` tiles scoring :data:`MIN_SCORE`, whose size it is measured by."""
-    none = np.zeros((0, 4, 2), np.float32)
-    sure = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= MIN_SCORE
-    if sure.sum() < BACK_NEIGHBOURS:
-        return none
-    p = quad_params(det.quads[sure])
-    area = float(np.median(p[:, 2] * p[:, 3]))
-    k = min(1.0, PLAIN_PATCH_PX / max(float(np.median(p[:, 2])), 1.0))
-    h, w = image_bgr.shape[:2]
-    small, part = image_bgr, (w, h)
-    if k < 1.0:
-        small, part = shrink(image_bgr, max(1, round(w * k)), max(1, round(h * k)))
-    to_small = np.array([small.shape[1] / part[0], small.shape[0] / part[1]], np.float32)
-    edges = np.zeros(small.shape[:2], np.uint8)
-    for channel in cv2.split(cv2.cvtColor(small, cv2.COLOR_BGR2LAB)):
-        edges = np.maximum(edges, np.asarray(cv2.Canny(channel, *PLAIN_PATCH_EDGES), np.uint8))
-    free = (edges == 0).astype(np.uint8)
-    for q in det.quads * to_small:
-        cv2.fillConvexPoly(free, np.round(q).astype(np.int32), 0)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
-    small_area = area * float(to_small[0] * to_small[1])
-    lo, hi = (a * small_area for a in PLAIN_PATCH_AREA)
-    out = []
-    for j in np.flatnonzero((stats[:, cv2.CC_STAT_AREA] >= lo) & (stats[:, cv2.CC_STAT_AREA] <= hi)):
-        if j == 0:
-            continue
-        x, y, bw, bh, size = (int(v) for v in stats[j])
-        ys, xs = np.nonzero(labels[y : y + bh, x : x + bw] == j)
-        hull = cv2.convexHull(np.stack([xs + x, ys + y], axis=1).astype(np.float32))
-        rect = cv2.minAreaRect(hull)
-        rw, rh = rect[1]
-        if rw * rh <= 0 or size / (rw * rh) < PLAIN_PATCH_FILL:
-            continue
-        if len(cv2.approxPolyDP(hull, PLAIN_PATCH_CORNERS * cv2.arcLength(hull, True), True)) != 4:
-            continue  # four corners: a disc (a scoring chip) or a blob is no tile
-        if not PLAIN_PATCH_ASPECT[0] <= max(rw, rh) / min(rw, rh) <= PLAIN_PATCH_ASPECT[1]:
-            continue
-        quad = cv2.boxPoints(rect) / to_small
-        centre = quad.mean(axis=0)
-        grow = max(1.0, float(np.sqrt(small_area / (rw * rh))))
-        out.append(centre + (quad - centre) * grow)
-    return np.asarray(out, np.float32).reshape(-1, 4, 2) if out else none
-
-
-GAP_SHARE = 0.1
-"""A tile read as a back (``BK``) whose face matches this share or more of the table's own
-pixels (:data:`GAP_COLOUR`) is the table showing through a gap between tiles, not a face-down tile,
-and is dropped (:func:`table_gaps`)."""
-GAP_COLOUR = 12.0
-"""How near in CIELAB (8-bit OpenCV units) a table pixel must be to a back's median colour to
-match it."""
-GAP_WORK_SIDE = 320
-"""The long side the picture is shrunk to (by area) for :func:`table_gaps`."""
-GAP_SAMPLE = 8192
-"""At most about this many of the table's pixels (every n-th) are matched against each back: a
-share is measured as well on them (a valid photo with seven backs: 17.7 ms -> 4.5 ms, with each
-face cut from its own box; the same readings on valid and six American seeds)."""
-
-
-PANEL_TEXTURE = 0.7
-"""A back that matches the table's colour (:data:`GAP_SHARE`) is still a face-down tile when its
-face is this much smoother than the table around it, or more (median absolute Laplacian of
-CIELAB lightness, face over table; :func:`own_panel`)."""
-PANEL_HUE = 8.0
-"""... and its hue (CIELAB a, b; 8-bit OpenCV units) lies this far or more from the table's
-around it."""
-PANEL_LIGHT = 30.0
-"""... and its lightness (CIELAB L, 8-bit units) lies within this of the table's around it: a
-patch of the table's colour much darker or lighter than the table beside it is the table in a
-shadow or a lamp's spot, whose hue moves with its light (thirty-ninth session: a cast shadow
-85 darker, a lit gap 48 lighter; the backs kept 15 at most)."""
-PANEL_REACH = 4.0
-"""The table around a back: within this many times its quad's half-diagonal of its centre."""
-
-
-def own_panel(image_bgr: npt.NDArray[np.uint8], det: Detections, i: int) -> bool:
-    """Whether back ``i`` of ``det``, whose colour the table matches (:func:`table_gaps`), is a
-    panel of its own: a face-down tile of nearly the table's colour (a green back on green felt).
-    The table seen through a gap has the table's own grain and hue; a tile's back is smoother
-    plastic (:data:`PANEL_TEXTURE`) of a hue of its own (:data:`PANEL_HUE`) in the same light
-    (:data:`PANEL_LIGHT`), measured against the table within :data:`PANEL_REACH` of it (what no
-    quad, grown by a third, covers), not against the whole table, whose light varies.  Too little
-    table near it to tell: False (a gap).  Thirty-ninth session: over 18 seeds of 40 American
-    scenes, 11 backs kept that the gap rule dropped, and no gap; docs/recognition.md."""
-    h, w = image_bgr.shape[:2]
-    q = det.quads[i].astype(np.float32)
-    c = q.mean(axis=0)
-    reach = float(np.abs(q - c).max()) * PANEL_REACH
-    x0, y0 = (max(0, int(v - reach) - 2) for v in c)
-    x1, y1 = min(w, int(c[0] + reach) + 3), min(h, int(c[1] + reach) + 3)
-    if x1 - x0 < 8 or y1 - y0 < 8:
-        return False
-    shift = np.array([x0, y0], np.float32)
-    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB).astype(np.float32)
-    grain = np.abs(cv2.Laplacian(cv2.GaussianBlur(lab[..., 0], (3, 3), 0), cv2.CV_32F))
-    cover = np.zeros(lab.shape[:2], np.uint8)
-    for other in det.quads - shift:
-        oc = other.mean(axis=0)
-        cv2.fillConvexPoly(cover, np.round(oc + (other - oc) * 1.3).astype(np.int32), 1)
-    near = np.zeros(lab.shape[:2], np.uint8)
-    cv2.circle(near, (int(c[0] - x0), int(c[1] - y0)), int(reach), 1, -1)
-    table = (cover == 0) & (near == 1)
-    face = np.zeros(lab.shape[:2], np.uint8)
-    cv2.fillConvexPoly(face, np.round(c - shift + (q - c) * 0.7).astype(np.int32), 1)
-    on_face = face == 1
-    if table.sum() < 20 or not on_face.any():
-        return False
-    smooth = float(np.median(grain[on_face])) / max(float(np.median(grain[table])), 1e-3)
-    shift_lab = np.median(lab[on_face], axis=0) - np.median(lab[table], axis=0)
-    hue, light = float(np.linalg.norm(shift_lab[1:])), abs(float(shift_lab[0]))
-    return smooth < PANEL_TEXTURE and hue >= PANEL_HUE and light <= PANEL_LIGHT
-
-
-def table_gaps(
-    image_bgr: npt.NDArray[np.uint8], det: Detections, shrunk: npt.NDArray[np.uint8] | None = None
-) -> npt.NDArray[np.bool_]:
-    """``(N,)``: which tiles read as backs are the table seen through a gap in a row or grid of
-    tiles.  The localiser finds a back as a plain patch the size of a tile among tiles, and the
-    classifier, which knows no "no tile", reads a patch of bare table there as a back as surely
-    as a back.  The table is what no quad covers (each grown by a third about its centre); a back's
-    face is its quad's middle (shrunk to 0.7).  A face-down tile's colour is its own: over six
-    American scene seeds 2 of 146 backs matched a tenth of the table's pixels, and 18 of the 20
-    backs returned on no tile did (thirty-fourth session; docs/recognition.md).  A back that
-    matches it but is a smoother panel of its own hue than the table around it is kept
-    (:func:`own_panel`: a green back on green felt).  ``shrunk``: the picture already shrunk by area
-    to :data:`GAP_WORK_SIDE` pixels long (the lamp's sample, :func:`vision.light.light_corrections`),
-    used where it is of that size: the same pixels, without shrinking a 1280x720 frame again (1.6 ms;
-    fortieth session)."""
-    out = np.zeros(len(det), bool)
-    backs = np.flatnonzero(det.codes == BACK)
-    if not len(backs):
-        return out
-    h, w = image_bgr.shape[:2]
-    k = min(1.0, GAP_WORK_SIDE / max(h, w))
-    size = (max(1, round(w * k)), max(1, round(h * k)))
-    if k >= 1.0:
-        small = image_bgr
-    elif shrunk is not None and shrunk.shape[:2] == (size[1], size[0]):
-        small = shrunk
-    else:
-        small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2LAB)
-    quads = det.quads * np.float32(k)
-    centres = quads.mean(axis=1, keepdims=True)
-    cover = np.zeros(lab.shape[:2], np.uint8)
-    for q in centres + (quads - centres) * 1.3:
-        cv2.fillConvexPoly(cover, np.round(q).astype(np.int32), 1)
-    table = lab[cover == 0]
-    if len(table) < 0.05 * cover.size:  # too little table seen to tell
-        return out
-    table = table[:: max(1, len(table) // GAP_SAMPLE)].astype(np.float32)
-    for i in backs:
-        face_quad = np.round(centres[i] + (quads[i] - centres[i]) * 0.7).astype(np.int32)
-        x0, y0 = np.clip(face_quad.min(axis=0), 0, None)
-        x1, y1 = face_quad.max(axis=0) + 1
-        face = np.zeros((max(0, y1 - y0), max(0, x1 - x0)), np.uint8)
-        if not face.size:
-            continue
-        cv2.fillConvexPoly(face, face_quad - np.array([x0, y0], np.int32), 1)
-        pixels = lab[y0:y1, x0:x1][face[: lab.shape[0] - y0, : lab.shape[1] - x0] == 1]
-        if not len(pixels):
-            continue
-        near = np.linalg.norm(table - np.median(pixels.astype(np.float32), axis=0), axis=1) < GAP_COLOUR
-        out[i] = float(near.mean()) >= GAP_SHARE and not own_panel(image_bgr, det, int(i))
-    return out
 
 
 def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: float = MIN_SCORE) -> float:

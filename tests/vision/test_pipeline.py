@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
+from vision import backs, mend
 from vision.detect import quad_iou_boxes
 from vision.io import ImageLoadError, load_image
 from vision.types import Detections
@@ -279,7 +280,7 @@ def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> 
     import vision.pipeline as pipeline
     from vision.pipeline import PHOTO_SCALES, TileRecognizer, mean_score
 
-    monkeypatch.setattr(pipeline, "SMALL_QUAD_AREA", 0.0)  # no quad moved after the reading (rim_grown)
+    monkeypatch.setattr(mend, "SMALL_QUAD_AREA", 0.0)  # no quad moved after the reading (rim_grown)
     rec = TileRecognizer(REPO / "models", input_long_side=320)
     seen = spy_scales(rec, monkeypatch)
     rec.detect(load_image(DATA / "photo3.jpg"))
@@ -625,7 +626,7 @@ def _quad(cx: float, cy: float, w: float, h: float) -> list[list[float]]:
 
 def test_a_back_boxed_smaller_than_its_neighbours_is_grown_to_their_size() -> None:
     from vision.detect import quad_params
-    from vision.pipeline import BACK_NEIGHBOURS, SMALL_BACK_AREA, grown_backs
+    from vision.mend import BACK_NEIGHBOURS, SMALL_BACK_AREA, grown_backs
 
     faces = [_quad(40 + 45 * k, 50, 30, 40) for k in range(BACK_NEIGHBOURS)]
     small, fine = _quad(60, 150, 18, 24), _quad(160, 150, 27, 37)  # 0.36 and 0.83 of a face's area
@@ -671,9 +672,9 @@ def test_backs_among_face_up_tiles_are_boxed_whole(monkeypatch) -> None:  # type
         quads, _ = rec.localize(sc.image)
         kept = rec.detect(sc.image).quads
         assert all(np.any(np.all(np.abs(quads - q) < 1e-3, axis=(1, 2))) for q in kept)
-    monkeypatch.setattr(pipeline, "SMALL_QUAD_AREA", 0.0)  # grown_backs alone
+    monkeypatch.setattr(mend, "SMALL_QUAD_AREA", 0.0)  # grown_backs alone
     alone, _ = backs_found()
-    monkeypatch.setattr(pipeline, "SMALL_BACK_AREA", 0.0)
+    monkeypatch.setattr(mend, "SMALL_BACK_AREA", 0.0)
     before, _ = backs_found()
     # 26 and 23 of 32 (thirty-fourth session); with rim_grown too 30 (thirty-sixth), which grows
     # the same backs where grown_backs does not
@@ -732,7 +733,7 @@ def test_rim_contrast_is_sharp_on_a_faces_edge_and_dull_across_it() -> None:
 
 def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is() -> None:
     from vision.detect import quad_iou_boxes
-    from vision.pipeline import rim_grown
+    from vision.mend import rim_grown
 
     img, quads = _row_of_tiles()
     truth = np.array(quads[5], np.float32)
@@ -756,7 +757,7 @@ def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is()
 
 def test_two_halves_of_one_tile_are_paired_as_that_tile() -> None:
     from vision.detect import quad_iou_boxes
-    from vision.pipeline import halves_of_tiles
+    from vision.mend import halves_of_tiles
 
     quads = [_quad(40 + 46 * k, 100, 40, 54) for k in range(8)]  # a row of whole tiles
     truth = np.array(_quad(200, 200, 40, 54), np.float32)
@@ -795,13 +796,13 @@ def test_a_four_dot_boxed_in_two_halves_is_read_as_one_tile(monkeypatch) -> None
         return sorted(str(c) for c in d.codes[iou >= 0.2])
 
     assert on_it() == ["4D"]
-    monkeypatch.setattr(pipeline, "HALVES_JOINED", False)
+    monkeypatch.setattr(mend, "HALVES_JOINED", False)
     assert on_it() == ["2D", "2D"]
 
 
 def test_a_tile_boxed_across_its_length_is_turned_to_the_whole_tile() -> None:
     from vision.detect import quad_iou_boxes
-    from vision.pipeline import across_tiles
+    from vision.mend import across_tiles
 
     img, quads = _row_of_tiles()
     truth = np.array(quads[5], np.float32)
@@ -847,7 +848,7 @@ def test_a_four_dot_boxed_across_its_length_is_read_whole(monkeypatch) -> None: 
         return fours, right
 
     fours, right = read()
-    monkeypatch.setattr(pipeline, "ACROSS_TURNED", False)
+    monkeypatch.setattr(mend, "ACROSS_TURNED", False)
     fours_before, right_before = read()
     assert "2D" in fours_before and "2D" not in fours
     assert len(right) == len(right_before) + 1
@@ -870,7 +871,7 @@ def test_american_tiles_boxed_in_part_are_boxed_whole(monkeypatch) -> None:  # t
         return out
 
     now = kinds()
-    monkeypatch.setattr(pipeline, "SMALL_QUAD_AREA", 0.0)
+    monkeypatch.setattr(mend, "SMALL_QUAD_AREA", 0.0)
     before = kinds()
     # 2 more right and 2 fewer boxed in part, none lost (thirty-sixth session)
     assert now.count("right") >= before.count("right") + 2
@@ -899,8 +900,9 @@ def test_detections_joined_keep_each_tiles_fields() -> None:
 
 
 def test_a_plain_patch_among_tiles_is_where_a_face_down_tile_lies() -> None:
+    from vision.backs import plain_patches
     from vision.detect import quad_params
-    from vision.pipeline import BACK_NEIGHBOURS, plain_patches
+    from vision.mend import BACK_NEIGHBOURS
 
     img, det = _row_with_a_back(True)
     obj = np.full(len(det), 0.9, np.float32)
@@ -928,7 +930,7 @@ def test_green_backs_the_localiser_misses_are_found_as_plain_patches(monkeypatch
     rec = pipeline.TileRecognizer(REPO / "models")
     scenes = american_scenes(33, 22)
 
-    def backs() -> tuple[int, int, int]:
+    def backs_found() -> tuple[int, int, int]:
         right = false = total = 0
         for sc in scenes:
             d = rec.detect(sc.image)
@@ -941,9 +943,9 @@ def test_green_backs_the_localiser_misses_are_found_as_plain_patches(monkeypatch
                 false += bool(iou[:, k].max() < 0.1)
         return right, false, total
 
-    right, false, total = backs()
-    monkeypatch.setattr(pipeline, "PLAIN_BACKS", False)
-    right_before, false_before, _ = backs()
+    right, false, total = backs_found()
+    monkeypatch.setattr(backs, "PLAIN_BACKS", False)
+    right_before, false_before, _ = backs_found()
     # 21 of 24 backs with plain patches, 12 without; 1 back on bare table either way (thirty-fifth session)
     assert right >= right_before + 5 and right >= 0.75 * total
     assert false <= false_before + 1
@@ -967,7 +969,7 @@ def _row_with_a_gap(scale: int) -> tuple[np.ndarray, Detections]:
 
 
 def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
-    from vision.pipeline import table_gaps
+    from vision.backs import table_gaps
 
     img, det = _row_with_a_gap(1)
     assert table_gaps(img, det).tolist() == [False, False, True, False, False, False]
@@ -979,8 +981,8 @@ def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
 def test_the_gap_rule_reads_the_lamps_sample_as_its_own_shrunk_picture() -> None:
     """A 1280x960 picture left as it is by the lamp: the gap rule takes the lamp's sample for the
     picture it would shrink itself, and reads the same; a sample of another size is not taken."""
+    from vision.backs import table_gaps
     from vision.light import light_corrections
-    from vision.pipeline import table_gaps
 
     img, det = _row_with_a_gap(4)
     out, gains, levels, sample = light_corrections(img)
@@ -997,7 +999,6 @@ def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypat
     """A green back on green felt matches the table's colour as a gap does; it is kept as a tile
     because it is smoother than the felt around it and of a hue of its own in the same light
     (own_panel), where a shadow on the felt, whose hue moves with its light, is not."""
-    import vision.pipeline as pipeline
 
     rng = np.random.default_rng(3)
     img = np.clip(rng.normal((40, 120, 50), 6, (240, 320, 3)), 0, 255).astype(np.uint8)  # green cloth
@@ -1014,14 +1015,14 @@ def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypat
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
     back = lab[80:120, 157:193].reshape(-1, 3).mean(axis=0)
     table = lab[170:, :].reshape(-1, 3)
-    assert (np.linalg.norm(table - back, axis=1) < pipeline.GAP_COLOUR).mean() >= pipeline.GAP_SHARE  # matches as a gap does
-    assert [pipeline.own_panel(img, det, i) for i in (2, 3, 4)] == [False, True, False]
-    assert pipeline.table_gaps(img, det).tolist() == [False, False, True, False, True, False]
+    assert (np.linalg.norm(table - back, axis=1) < backs.GAP_COLOUR).mean() >= backs.GAP_SHARE  # matches as a gap does
+    assert [backs.own_panel(img, det, i) for i in (2, 3, 4)] == [False, True, False]
+    assert backs.table_gaps(img, det).tolist() == [False, False, True, False, True, False]
     shadow = img.copy()  # the gap's felt in a deep shadow: smooth, its hue moved by the dark
     shadow[73:128, 110:151] = (15, 62, 15)
-    assert not pipeline.own_panel(shadow, det, 2)
-    monkeypatch.setattr(pipeline, "PANEL_LIGHT", 255.0)
-    assert pipeline.own_panel(shadow, det, 2)  # it is the light alone that tells it from a back
+    assert not backs.own_panel(shadow, det, 2)
+    monkeypatch.setattr(backs, "PANEL_LIGHT", 255.0)
+    assert backs.own_panel(shadow, det, 2)  # it is the light alone that tells it from a back
 
 
 def backs_read(rec, scenes) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -1048,14 +1049,13 @@ def test_green_backs_on_green_felt_are_read(monkeypatch) -> None:  # type: ignor
     scenes = american_scenes(42, 35)
 
     right, false = backs_read(rec, scenes)
-    monkeypatch.setattr(pipeline, "PANEL_TEXTURE", 0.0)  # every back of the table's colour a gap
+    monkeypatch.setattr(backs, "PANEL_TEXTURE", 0.0)  # every back of the table's colour a gap
     right_before, false_before = backs_read(rec, scenes)
     assert right >= right_before + 2
     assert false <= false_before
 
 
 def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> None:
-    import vision.pipeline as pipeline
 
     img = np.full((120, 200, 3), (60, 110, 60), np.uint8)  # green cloth
     cv2.rectangle(img, (10, 30), (50, 84), (235, 240, 242), -1)  # a soap: white, a blue frame
@@ -1068,14 +1068,14 @@ def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> Non
         np.array([_quad(30, 57, 40, 54), _quad(90, 57, 40, 54), _quad(150, 57, 40, 54)], np.float32),
         ["WD", "WD", "5D"], probs.max(axis=1), probs=probs, classes=classes,
     )
-    assert pipeline.not_white(img, det).tolist() == [False, True, False]
-    out = pipeline.without_class(det, np.flatnonzero(pipeline.not_white(img, det)), "WD")
+    assert backs.not_white(img, det).tolist() == [False, True, False]
+    out = backs.without_class(det, np.flatnonzero(backs.not_white(img, det)), "WD")
     assert out.codes.tolist() == ["WD", "BK", "5D"]
     assert out.confidence[1] == pytest.approx(0.16 / 0.27, abs=1e-4)  # sure as it is, given no white dragon
     assert out.probs is not None and out.probs[1].sum() == pytest.approx(1.0, abs=1e-4)
     assert np.array_equal(out.probs[[0, 2]], probs[[0, 2]])
     bare = Detections.from_quads(det.quads, ["WD", "WD", "5D"], probs.max(axis=1))  # no probabilities: as read
-    assert pipeline.without_class(bare, np.array([1]), "WD").codes.tolist() == ["WD", "WD", "5D"]
+    assert backs.without_class(bare, np.array([1]), "WD").codes.tolist() == ["WD", "WD", "5D"]
     # under a warm lamp left in the picture every white face is orange, the white dragon's too: it
     # is measured against the faces' own white, and the orange back still stands out from it
     warm = np.full((120, 380, 3), (60, 110, 60), np.uint8)
@@ -1087,8 +1087,8 @@ def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> Non
         if k < 4:
             cv2.circle(warm, (x + 20, 57), 8, (40, 40, 160), -1)  # a face's print
     lit = Detections.from_quads(np.array(quads, np.float32), ["5D", "6D", "7D", "8D", "WD", "WD"], np.full(6, 0.9, np.float32))
-    assert pipeline.not_white(warm, lit).tolist() == [False] * 5 + [True]
-    assert pipeline.not_white(warm, lit[np.r_[4:6]]).tolist() == [True, True]  # no faces to measure the white by
+    assert backs.not_white(warm, lit).tolist() == [False] * 5 + [True]
+    assert backs.not_white(warm, lit[np.r_[4:6]]).tolist() == [True, True]  # no faces to measure the white by
 
 
 def test_an_orange_back_is_not_read_as_a_white_dragon(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -1107,7 +1107,7 @@ def test_an_orange_back_is_not_read_as_a_white_dragon(monkeypatch) -> None:  # t
         return [str(d.codes[iou[i].argmax()]) for i in np.flatnonzero(np.array(sc.codes) == "BK") if iou[i].max() >= 0.5]
 
     read = on_backs()
-    monkeypatch.setattr(pipeline, "WHITE_CHROMA", 0.0)
+    monkeypatch.setattr(backs, "WHITE_CHROMA", 0.0)
     before = on_backs()
     assert read.count("BK") == before.count("BK") + 1 and before.count("WD") >= 1
 
@@ -1122,15 +1122,15 @@ def test_a_red_back_the_localiser_misses_is_found_though_read_as_a_white_dragon(
     rec = pipeline.TileRecognizer(REPO / "models")
     sc = american_scenes(6, 3)[2]
     truth = truth_bounds(sc)
-    backs = np.flatnonzero(np.array(sc.codes) == "BK")
+    back_rows = np.flatnonzero(np.array(sc.codes) == "BK")
 
     def read() -> list[str]:
         d = rec.detect(sc.image)
         iou = quad_iou_boxes(truth, d.boxes)
-        return [str(d.codes[iou[i].argmax()]) if iou[i].max() >= 0.5 else "-" for i in backs]
+        return [str(d.codes[iou[i].argmax()]) if iou[i].max() >= 0.5 else "-" for i in back_rows]
 
     found = read()
-    monkeypatch.setattr(pipeline, "PLAIN_COLOURED", False)
+    monkeypatch.setattr(backs, "PLAIN_COLOURED", False)
     before = read()
     assert found.count("BK") == before.count("BK") + 1 and before.count("-") >= 1
 
@@ -1143,7 +1143,7 @@ def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None
     scenes = american_scenes(35, 30)
 
     right, false = backs_read(rec, scenes)
-    monkeypatch.setattr(pipeline, "GAP_SHARE", 2.0)  # never a gap
+    monkeypatch.setattr(backs, "GAP_SHARE", 2.0)  # never a gap
     right_before, false_before = backs_read(rec, scenes)
     # 18 backs found either way; 1 back on no tile, 7 without the rule (thirty-fourth session)
     assert false_before >= 5 and false <= false_before // 3
