@@ -226,7 +226,7 @@ class TileRecognizer:
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
         if tileset is not None:
-            from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT, set_weight
+            from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT, load_prototypes, set_weight
 
             self.prototypes = load_prototypes(tileset, self.classifier, unknown=PHOTO_BASE_WEIGHT)
             if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
@@ -716,49 +716,6 @@ def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: 
     if not keep.any():
         return 0.0
     return float(np.median(quad_params(det.quads[keep])[:, 2]))
-
-
-def load_prototypes(name: str, classifier: Any, small: float = 0.0, unknown: float | None = None) -> Any:
-    """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
-    ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
-    the stored crops when they were made by another classifier (:func:`vision.tileset.for_classifier`;
-    ``small``: the share of the jittered copies shrunk to table size, as for the table reader's
-    classifier, :data:`vision.enroll.TABLE_SMALL`).  A set the classifier already reads well on
-    its own (:func:`vision.tileset.base_agreement`) has its prototypes weighed less
-    (:func:`vision.tileset.set_weight`): enrolling a set the model knows must not read it worse.
-    For the table reader's classifier (``small``), each code also gets prototypes at the widths
-    that far tiles look (:func:`vision.tileset.sized_prototypes`), made from the stored crops.
-    ``unknown``: the base classifier's weight for a set it does not know (default
-    :data:`vision.tileset.BASE_WEIGHT`, the table reader's; photos pass
-    :data:`vision.tileset.PHOTO_BASE_WEIGHT`)."""
-    from vision.runtime import sha256_of
-    from vision.tileset import (
-        BASE_WEIGHT,
-        SIZED_WIDTHS,
-        TileSetPrototypes,
-        base_agreement,
-        for_classifier,
-        load_tileset,
-        set_weight,
-        sized_prototypes,
-        stored_crops,
-    )
-
-    crops = stored_crops(name)
-    stored = load_tileset(name)
-    tileset = for_classifier(stored, classifier, sha256_of(classifier.path), crops, small=small)
-    agreement = None
-    if tileset is not stored:  # embedded again just now: its copies were read then
-        agreement = float(tileset.meta["copies_agreement"])
-    elif crops is not None and len(crops) == len(tileset.codes):
-        agreement = base_agreement(tileset, classifier, crops, small=small)
-    sized = None
-    if small and crops is not None and len(crops) == len(tileset.codes):
-        sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
-    weight = set_weight(agreement, BASE_WEIGHT if unknown is None else unknown)
-    refiner = TileSetPrototypes(tileset, classifier.classes, weight=weight, sized=sized)
-    refiner.agreement = agreement
-    return refiner
 
 
 def _ms(t0: float) -> float:

@@ -115,8 +115,8 @@ def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDAr
     p = Path(name_or_path)
     folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
     files = sorted((folder / "crops").glob("*.png"))
-    crops = [cv2.imread(str(f), cv2.IMREAD_COLOR) for f in files]
-    if not crops or any(c is None for c in crops) or len({c.shape for c in crops}) != 1:
+    crops = [c for c in (cv2.imread(str(f), cv2.IMREAD_COLOR) for f in files) if c is not None]
+    if not crops or len(crops) != len(files) or len({c.shape for c in crops}) != 1:
         return None
     return np.stack(crops).astype(np.uint8)
 
@@ -342,3 +342,37 @@ class TileSetPrototypes:
             probs=fused,
             embeddings=result.embeddings,
         )
+
+
+def load_prototypes(
+    name: str, classifier: Any, small: float = 0.0, unknown: float | None = None
+) -> TileSetPrototypes:
+    """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
+    ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
+    the stored crops when they were made by another classifier (:func:`for_classifier`;
+    ``small``: the share of the jittered copies shrunk to table size, as for the table reader's
+    classifier, :data:`vision.enroll.TABLE_SMALL`).  A set the classifier already reads well on
+    its own (:func:`base_agreement`) has its prototypes weighed less
+    (:func:`set_weight`): enrolling a set the model knows must not read it worse.
+    For the table reader's classifier (``small``), each code also gets prototypes at the widths
+    that far tiles look (:func:`sized_prototypes`), made from the stored crops.
+    ``unknown``: the base classifier's weight for a set it does not know (default
+    :data:`BASE_WEIGHT`, the table reader's; photos pass
+    :data:`PHOTO_BASE_WEIGHT`)."""
+    from vision.runtime import sha256_of
+
+    crops = stored_crops(name)
+    stored = load_tileset(name)
+    tileset = for_classifier(stored, classifier, sha256_of(classifier.path), crops, small=small)
+    agreement = None
+    if tileset is not stored:  # embedded again just now: its copies were read then
+        agreement = float(tileset.meta["copies_agreement"])
+    elif crops is not None and len(crops) == len(tileset.codes):
+        agreement = base_agreement(tileset, classifier, crops, small=small)
+    sized = None
+    if small and crops is not None and len(crops) == len(tileset.codes):
+        sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
+    weight = set_weight(agreement, BASE_WEIGHT if unknown is None else unknown)
+    refiner = TileSetPrototypes(tileset, classifier.classes, weight=weight, sized=sized)
+    refiner.agreement = agreement
+    return refiner

@@ -246,6 +246,19 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
     assert for_classifier(direct, table_clf, sha, None, small=TABLE_SMALL) is direct  # its own, crops gone
 
 
+
+def test_a_set_with_an_unreadable_crop_has_no_stored_crops(tmp_path: Path) -> None:
+    """``stored_crops`` gives the crops in layout order, or None when one of them cannot be read
+    (the loader then keeps the stored prototypes or asks for the set to be enrolled again)."""
+    photo, _, _ = _holdout_grid(tmp_path)
+    root = tmp_path / "sets"
+    assert main(["enroll", "--name", "s", str(photo), "--layout", "chinese", "--root", str(root)]) == 0
+    crops = stored_crops("s", root)
+    assert crops is not None and len(crops) == len(load_tileset("s", root).codes)
+    first = sorted((root / "s" / "crops").glob("*.png"))[0]
+    first.write_bytes(b"not a png")
+    assert stored_crops("s", root) is None
+
 def test_small_copies_look_like_far_tiles() -> None:
     """``augment_crops(small=1)`` shrinks every copy to table size and back: fine detail is gone
     (much less edge energy), while ``small=0`` leaves the copies exactly as they always were."""
