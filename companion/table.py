@@ -55,7 +55,7 @@ TILE_MM = (24.0, 32.0)
 """A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
 RECTIFIED_PX_PER_MM = 20.0 / 24.0
 """Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
-size the table localiser sees best (``vision.pipeline.TARGET_TILE_PX``)."""
+size the table localiser sees best (``vision.scales.TARGET_TILE_PX``)."""
 LOOSE_TILE_SHRINK = 2
 """:func:`turn_loose_tiles` measures a loose tile's edges on the top-down view shrunk by this
 factor (0.42 px/mm, a 24 mm tile 10 px wide), where the face's own strokes blur away and its

@@ -319,7 +319,7 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
 
 
 PILE_SCALES = (1.0, 1.5, 1.8)
-"""The scales (times a photo's default, :data:`vision.pipeline.PHOTO_SCALES`' unit) at which
+"""The scales (times a photo's default, :data:`vision.scales.PHOTO_SCALES`' unit) at which
 :func:`unlabelled_photo_tiles` reads a photo."""
 PILE_SURE = 0.8
 """The confidence at which :func:`unlabelled_photo_tiles` takes a tile it reads as a tile."""
@@ -385,13 +385,13 @@ def _pipeline_digest() -> str:
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
-    from vision import backs, detect, mend, pipeline
+    from vision import backs, detect, mend, pipeline, scales
 
     h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
-    h.update(repr((pipeline.PHOTO_SCALES, pipeline.READS_WELL, pipeline.MIN_SCORE)).encode())
-    h.update(repr((pipeline.SMALL_TILE_PX, pipeline.SMALL_TILE_SCALES)).encode())  # thirty-third session
+    h.update(repr((scales.PHOTO_SCALES, scales.READS_WELL, pipeline.MIN_SCORE)).encode())
+    h.update(repr((scales.SMALL_TILE_PX, scales.SMALL_TILE_SCALES)).encode())  # thirty-third session
     # the seventh session's unsqueezing and angle refinement change the quads too
-    h.update(repr((pipeline.SQUEEZED_ASPECT, pipeline.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
+    h.update(repr((scales.SQUEEZED_ASPECT, scales.UNSQUEEZE_ASPECTS, detect.ANGLE_COHERENCE,
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps

@@ -424,7 +424,7 @@ class TablePool:
     Two kinds of window, centred near a random tile: a share ``top_down`` of them is the table
     seen from straight above at ``companion.table.RECTIFIED_PX_PER_MM`` (x0.8-1.25), as
     ``TableReader`` localises; the others are the frame itself scaled so that its median tile is
-    about :data:`vision.pipeline.TARGET_TILE_PX` wide (x0.7-1.4).  Faces: every training artwork
+    about :data:`vision.scales.TARGET_TILE_PX` wide (x0.7-1.4).  Faces: every training artwork
     style, the American style alone, or real tiles from tiles-photos-v4 ``train/``
     (``scripts/table_crops.py``).
     """
@@ -461,7 +461,7 @@ class TablePool:
             self.frames.append((r.image, np.asarray([t.quad_px for t in r.tiles], np.float32), r.table_to_image))
 
     def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        from vision.pipeline import TARGET_TILE_PX
+        from vision.scales import TARGET_TILE_PX
 
         img, quads, to_image = self.frames[int(rng.integers(len(self.frames)))]
         if rng.random() < self.top_down:

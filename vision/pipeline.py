@@ -20,15 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.tiles import BACK
-from vision import backs, mend
-from vision.classify import quad_aspect
+from vision import backs, mend, scales
 from vision.detect import (
     ANGLE_COHERENCE,
     TileLocalizer,
     as_rects,
     drop_covered,
     edge_turns,
-    quad_iou_boxes,
     quad_params,
 )
 from vision.enroll import TABLE_SMALL
@@ -40,94 +38,6 @@ from vision.types import Detections
 REPO = Path(__file__).resolve().parents[1]
 
 
-def auto_long_side(shape: tuple[int, ...]) -> int:
-    """The localiser's input long side for an image: half size, kept within 320..640 px.
-
-    Tiles in a phone photo or a table frame are 25-130 px across; halving puts them at 12-65 px,
-    the range the localiser is trained on.  Small images are not enlarged past 320.
-    """
-    long = max(shape[0], shape[1])
-    return int(min(max(long // 2, min(long, 320)), 640))
-
-
-TARGET_TILE_PX = 20.0
-"""The tile width (short side) the localiser sees best at its input: it is trained on tiles
-10-42 px across in synthetic scenes and 12-65 px in photos (``scripts/synth_scenes.py``);
-on rendered table frames 20 px found as many tiles as 24 px, at 0.7 of the pixels."""
-MAX_INPUT_SIDE = 1280
-PHOTO_SCALES = (1.0, 1.2, 1.5)
-"""Resize factors, relative to :func:`auto_long_side`, at which a small image whose size says
-nothing of its tiles (a photo: no ``tile_px``) is read.  The localiser finds a photo's tiles best
-at one scale, and which one depends on the photo: at a wrong one big tiles split into halves and
-small ones merge or go unseen.  The photo is read whole (localised, turned, classified) at the
-first; when its tiles' mean score (:func:`mean_score`) is under :data:`READS_WELL`, at the others
-too, and the reading whose tiles score highest is kept (the earlier on a tie).  Twenty-seventh
-session (docs/recognition.md, "Three scales, chosen by the reading"): tile F1 on
-``tiles-photos-v4/valid`` 0.946 -> 0.951 at 15-17 ms a photo (21-22 before), the bench's
-American scenes 0.956 -> 0.971 per tile, and on material the rule was not chosen on too (300 train
-photos 0.750 -> 0.768, American scenes of two other seeds 0.944 -> 0.947 and 0.933 -> 0.964).
-The fifth session's rule (0.8 then 1.2, chosen by the localiser's sure peaks alone) read valid no
-better than 1.2 alone."""
-READS_WELL = 0.6
-"""The mean score (:func:`mean_score`) at which a photo's reading at the first of
-:data:`PHOTO_SCALES` is kept without trying the others: 35 % of valid's photos and 25 % of the
-bench's American scenes are read at all three.  0.58-0.62 measure alike on valid (0.951-0.952),
-300 train photos and the American scenes."""
-SMALL_TILE_PX = 20.0
-"""A photo whose tiles measure under this at the localiser's input at the first of
-:data:`PHOTO_SCALES` (their median short side, :func:`median_tile_px`) is read at the other scales
-and at :data:`SMALL_TILE_SCALES` too, however surely the first reading scores.  The mean score
-sees only the tiles found: at 1.0 the localiser missed whole rows and grids of tiles 15-25 px
-across that it found at 1.5 (the bench's American scenes: 134 face-up tiles over four seeds with
-no box at 1.0, 1 at 1.5), while the tiles it did find scored high.  12 of valid's 296 photos
-measure under 20 px.  Thirty-third session (docs/recognition.md, "Small tiles read larger")."""
-SMALL_TILE_SCALES = (1.8, 2.4)
-"""The scales, beside :data:`PHOTO_SCALES`, at which a photo of small tiles
-(:data:`SMALL_TILE_PX`) is also read, the reading whose tiles score highest kept as ever.  1.8
-suits tiles 15-25 px across at the first scale (American scenes of six seeds 0.9738 -> 0.9806 per
-tile with 1.8 alone); 2.4 the smaller tiles of a photo taken from further away (valid photos laid
-3x3, each shrunk to a third: tile F1 0.47 -> 0.69 with 1.8 alone, 0.79 with both)."""
-STILL_LONG_SIDE = 1280
-"""An image longer than this is a still photo (a phone's, of a whole table or a wide part of it),
-not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at its default
-640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:meth:`TileRecognizer._read_photo`)."""
-SMALL_STILL_TILE_PX = 24.0
-"""A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
-its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
-(up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
-(docs/recognition.md, "Small tiles read larger"): valid photos laid 3x3 at their own size
-(1920x1920) 0.847 -> 0.907 and 4x4 (2560x2560, every other picture) 0.418 -> 0.783, the
-synthetic 1280x720 frames enlarged to 2560x1440 0.932 -> 0.952, at a quarter of a second or more
-a picture; under 20 px, every other 3x3 and 4x4 picture read 0.913 and 0.688 (0.922 and 0.783
-under 24).  Close-ups keep their reading: the valid photos enlarged 3x measure 28 px or more
-there."""
-PHOTO_LONG_SIDE = 320
-"""The localiser's input long side for a 640x640 photo at the first of :data:`PHOTO_SCALES`."""
-BIG_TILE_PX = 36.0
-"""A large image (:data:`MULTI_SCALE_MAX_PIXELS`) is read once at its default input (640 pixels
-long) unless its tiles' median short side there exceeds this: a close-up photo taken at a high
-resolution, whose tiles the localiser splits or bounds badly at that size (the valid photos
-enlarged 2x read tile F1 0.83 against 0.96).  It is then read at :data:`PHOTO_SCALES` as if it
-were 640 pixels long.  A 1280x720 table frame's tiles measure 17-26 px there; valid's tiles
-20-49 px (5th-95th percentile) at a 640x640 photo's 320-pixel input."""
-MULTI_SCALE_MAX_PIXELS = 160_000
-"""Scales are tried only while the default input has at most this many pixels (a 640x640
-photo's 320x320 input has 102,400; a 1280x720 frame's 640x360, 230,400, where a second scale
-measured no better and would break the 50 ms frame budget)."""
-SQUEEZED_ASPECT = 3.0
-"""A photo whose localised tiles are, at the median, this many times longer than wide has been
-squeezed along one axis (an export that stretched a panorama to a square: tiles 9-16x longer than
-wide).  Unsqueezed photos measure 1.2-2 on ``tiles-photos-v4/valid``, the squeezed ones 5.3-8
-(up to 10 with the ninth session's localiser)."""
-UNSQUEEZE_ASPECTS = (0.63, 0.8, 1.0, 1.25)
-"""A squeezed photo is resized along its tiles' long axis by ``aspect / target`` for each target
-here, localised and read again at each, and the one whose tiles the classifier reads surest is
-kept.  The localiser, at a loss on such tiles, misjudges how long they are, and by how much depends
-on the model: on the 33 squeezed valid photos (none in train/) one fixed target suited one
-localiser and not the next (0.8 read 0.838 with the sixth session's localiser and 0.765 with the
-ninth's, 1.0 read 0.751 and 0.799), where choosing among these by the reading came within 0.006 of
-each model's best fixed target (0.832 and 0.795) and read the squeezed test photo right both ways
-round (docs/recognition.md, "Squeezed photos")."""
 WEAK_COHERENCE = 0.12
 """Where this share of the gradient energy around a photo's quad (but less than
 :data:`vision.detect.ANGLE_COHERENCE`) agrees on a turn, the quad is read both ways and keeps the
@@ -167,15 +77,6 @@ asks before it calls a hand dead (:meth:`TileRecognizer.check`;
 Optional: without it a call rests on the one reading."""
 
 
-def scale_for_tile(tile_px: float, shape: tuple[int, ...], target: float = TARGET_TILE_PX) -> float:
-    """The localiser's resize factor that puts a tile ``tile_px`` wide at ``target`` px.
-
-    Kept within 0.25..2 and so that the input's long side stays within :data:`MAX_INPUT_SIDE`.
-    """
-    if not tile_px > 0:
-        raise ValueError(f"tile_px must be positive, got {tile_px!r}")
-    s = min(max(target / tile_px, 0.25), 2.0)
-    return float(min(s, MAX_INPUT_SIDE / max(shape[0], shape[1])))
 
 
 class TileRecognizer:
@@ -183,7 +84,7 @@ class TileRecognizer:
 
     ``tileset``: the name of an enrolled set under ``calibration/tilesets/`` whose prototypes
     refine the classifier's reading.  ``input_long_side``: force the localiser's input size
-    (default: :func:`auto_long_side`, or from ``detect``'s ``tile_px``: tiles are then resized
+    (default: :func:`vision.scales.auto_long_side`, or from ``detect``'s ``tile_px``: tiles are then resized
     to ``target_tile_px`` wide).  ``min_objectness``: drop weaker localiser peaks.  ``min_score``:
     on a photo, drop tiles whose objectness times confidence is lower (:data:`MIN_SCORE`; 0 keeps
     every tile the localiser found).  ``lamp``: take a lamp's colour out of each picture
@@ -198,7 +99,7 @@ class TileRecognizer:
         input_long_side: int | None = None,
         min_objectness: float = 0.3,
         threads: int = 2,  # both cores (pool threads do not spin: vision/runtime.py); 12 vs 18 ms per photo
-        target_tile_px: float = TARGET_TILE_PX,
+        target_tile_px: float = scales.TARGET_TILE_PX,
         min_score: float = MIN_SCORE,
         lamp: bool = True,
     ) -> None:
@@ -252,7 +153,7 @@ class TileRecognizer:
         """Every tile in one BGR image, in its pixel coordinates; ``meta['ms']`` is the time.
 
         ``tile_px``: the expected tile width in image pixels (a table reader knows it from its
-        homography); the localiser's input is then scaled to suit it (:func:`scale_for_tile`)
+        homography); the localiser's input is then scaled to suit it (:func:`vision.scales.scale_for_tile`)
         unless ``input_long_side`` was forced, and the table localiser and classifier
         (``models/localizer-table.onnx``, ``models/classifier-table.onnx``, chosen for rendered
         table frames) run if present, and every tile found is returned.  Without ``tile_px`` (a
@@ -353,23 +254,23 @@ class TileRecognizer:
         return out, objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """A photo read at each of :data:`PHOTO_SCALES` in turn until one reads well
-        (:data:`READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``,
+        """A photo read at each of :data:`vision.scales.PHOTO_SCALES` in turn until one reads well
+        (:data:`vision.scales.READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``,
         every tile found (the caller drops the weak ones).  A forced ``input_long_side`` reads at
         one scale; so does a large image, unless its tiles come out too big for the localiser
-        there (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or
-        it is a still photo whose tiles come out small (:data:`SMALL_STILL_TILE_PX`): it is then
+        there (:data:`vision.scales.BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or
+        it is a still photo whose tiles come out small (:data:`vision.scales.SMALL_STILL_TILE_PX`): it is then
         read larger too."""
         if self.input_long_side is not None:
             return self._read_at(img, None, None)
-        if is_small(img.shape):
+        if scales.is_small(img.shape):
             return self._best_reading(img, 1.0)
         det, obj = self._read_at(img, None, None)
-        default = auto_long_side(img.shape)
-        tile = median_tile_px(det, obj) * default / max(img.shape[:2])
-        if tile > BIG_TILE_PX:
-            return self._best_reading(img, PHOTO_LONG_SIDE / default)
-        if max(img.shape[:2]) > STILL_LONG_SIDE and 0 < tile < SMALL_STILL_TILE_PX:
+        default = scales.auto_long_side(img.shape)
+        tile = scales.median_tile_px(det, obj) * default / max(img.shape[:2])
+        if tile > scales.BIG_TILE_PX:
+            return self._best_reading(img, scales.PHOTO_LONG_SIDE / default)
+        if max(img.shape[:2]) > scales.STILL_LONG_SIDE and 0 < tile < scales.SMALL_STILL_TILE_PX:
             return self._best_reading(img, 1.0, (det, obj), small=True)
         return det, obj
 
@@ -380,31 +281,31 @@ class TileRecognizer:
         first: tuple[Detections, npt.NDArray[np.float32]] | None = None,
         small: bool | None = None,
     ) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """The reading at :data:`PHOTO_SCALES` (times ``base``, relative to
-        :func:`auto_long_side`'s input) whose tiles score highest, each of its tiles read as surely
-        as any reading made found it (:func:`surest_readings`).  The first is kept alone when it
-        reads well (:data:`READS_WELL`) and its tiles are not small (:data:`SMALL_TILE_PX`; or
+        """The reading at :data:`vision.scales.PHOTO_SCALES` (times ``base``, relative to
+        :func:`vision.scales.auto_long_side`'s input) whose tiles score highest, each of its tiles read as surely
+        as any reading made found it (:func:`vision.scales.surest_readings`).  The first is kept alone when it
+        reads well (:data:`vision.scales.READS_WELL`) and its tiles are not small (:data:`vision.scales.SMALL_TILE_PX`; or
         ``small``, when the caller has measured them); small tiles are read at
-        :data:`SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
-        det, obj = first if first is not None else self._read_at(img, None, PHOTO_SCALES[0] * base)
-        score = mean_score(det.confidence, obj)
+        :data:`vision.scales.SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
+        det, obj = first if first is not None else self._read_at(img, None, scales.PHOTO_SCALES[0] * base)
+        score = scales.mean_score(det.confidence, obj)
         if small is None:
-            input_scale = auto_long_side(img.shape) * PHOTO_SCALES[0] * base / max(img.shape[:2])
-            small = 0 < median_tile_px(det, obj) * input_scale < SMALL_TILE_PX
-        if score >= READS_WELL and not small:
+            input_scale = scales.auto_long_side(img.shape) * scales.PHOTO_SCALES[0] * base / max(img.shape[:2])
+            small = 0 < scales.median_tile_px(det, obj) * input_scale < scales.SMALL_TILE_PX
+        if score >= scales.READS_WELL and not small:
             return det, obj
         readings = [(score, det, obj)]
-        for f in PHOTO_SCALES[1:] + (SMALL_TILE_SCALES if small else ()):
+        for f in scales.PHOTO_SCALES[1:] + (scales.SMALL_TILE_SCALES if small else ()):
             det, obj = self._read_at(img, None, f * base)
-            readings.append((mean_score(det.confidence, obj), det, obj))
+            readings.append((scales.mean_score(det.confidence, obj), det, obj))
         best = max(readings, key=lambda r: r[0])  # the earlier on a tie
-        return surest_readings(best[1], [r[1] for r in readings if r is not best]), best[2]
+        return scales.surest_readings(best[1], [r[1] for r in readings if r is not best]), best[2]
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None
     ) -> tuple[Detections, npt.NDArray[np.float32]]:
         """Every tile found in ``img`` at one localiser scale (``factor`` times
-        :func:`auto_long_side`'s; None: the default), read: ``(tiles, objectness)``, with
+        :func:`vision.scales.auto_long_side`'s; None: the default), read: ``(tiles, objectness)``, with
         ``meta['objectness']`` too."""
         work, quads, objectness, back, det, alt = self._localize(img, tile_px, factor)
         if det is None:  # crops from the unsqueezed image when there is one
@@ -439,8 +340,8 @@ class TileRecognizer:
 
         ``tile_px`` as for :meth:`detect`; with it, the localiser's stage alone.  On a photo (no
         ``tile_px``) each quad is turned to its tile's edges (:func:`vision.detect.refine_angles`),
-        a photo squeezed along one axis is localised again unsqueezed (:data:`SQUEEZED_ASPECT`),
-        and the scale is chosen by how the tiles read (:data:`PHOTO_SCALES`), so the tiles are
+        a photo squeezed along one axis is localised again unsqueezed (:data:`vision.scales.SQUEEZED_ASPECT`),
+        and the scale is chosen by how the tiles read (:data:`vision.scales.PHOTO_SCALES`), so the tiles are
         classified too, as :meth:`detect` does: backs the localiser missed are added
         (:func:`vision.backs.plain_patches`), a back that is the table seen through a gap is dropped
         (:func:`vision.backs.table_gaps`) and a back boxed small is grown (:func:`vision.mend.grown_backs`).  The
@@ -466,12 +367,12 @@ class TileRecognizer:
         ``image_bgr`` or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors)
         maps them back; ``read``: the tiles already classified in ``image`` (a squeezed photo),
         else None; ``alt``: each quad's doubtful turn (:meth:`_turned`), to be read too.
-        ``factor``: the localiser's scale, relative to its default (a photo's, :data:`PHOTO_SCALES`)."""
+        ``factor``: the localiser's scale, relative to its default (a photo's, :data:`vision.scales.PHOTO_SCALES`)."""
         quads, score = self._localize_once(image_bgr, tile_px, factor=factor)
         if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
             return image_bgr, quads, score, None, None, None
-        aspect, axis = squeeze_of(quads)
-        if self.input_long_side is None and aspect > SQUEEZED_ASPECT:
+        aspect, axis = scales.squeeze_of(quads)
+        if self.input_long_side is None and aspect > scales.SQUEEZED_ASPECT:
             return (*self._unsqueezed(image_bgr, aspect, axis, factor), None)
         quads, score, alt = self._turned(image_bgr, quads, score)
         return image_bgr, quads, score, None, None, alt
@@ -529,11 +430,11 @@ class TileRecognizer:
         npt.NDArray[np.float32],
         Detections,
     ]:
-        """A squeezed photo localised and read at each of :data:`UNSQUEEZE_ASPECTS`; the one whose
+        """A squeezed photo localised and read at each of :data:`vision.scales.UNSQUEEZE_ASPECTS`; the one whose
         tiles read surest (mean classifier confidence; the first on a tie) is kept."""
         h, w = image_bgr.shape[:2]
         best: Any = None
-        for target in UNSQUEEZE_ASPECTS:
+        for target in scales.UNSQUEEZE_ASPECTS:
             k = aspect / target
             size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
@@ -557,11 +458,11 @@ class TileRecognizer:
         (:func:`vision.detect.prepare`); ``factor``: times the default scale (a photo's)."""
         localizer = self.localizer if tile_px is None else self.table_localizer
         if self.input_long_side is None and tile_px is not None:
-            scale = scale_for_tile(tile_px, image_bgr.shape, self.target_tile_px)
+            scale = scales.scale_for_tile(tile_px, image_bgr.shape, self.target_tile_px)
         elif self.input_long_side is not None:
             scale = self.input_long_side / max(image_bgr.shape[:2])
         else:
-            scale = auto_long_side(image_bgr.shape) / max(image_bgr.shape[:2]) * (factor or 1.0)
+            scale = scales.auto_long_side(image_bgr.shape) / max(image_bgr.shape[:2]) * (factor or 1.0)
         loc = localizer.localize(image_bgr, scale=scale, exact=exact)
         return loc.quads, loc.score
 
@@ -642,80 +543,6 @@ def clip_boxes(boxes: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.ND
     b[:, 1::2] = b[:, 1::2].clip(0, shape[0])
     return b
 
-
-def squeeze_of(quads: npt.NDArray[np.float32]) -> tuple[float, int]:
-    """``(aspect, axis)``: the median long/short side ratio of localised quads (0 for fewer than
-    three) and the image axis most of their long sides lie along (0: x, 1: y)."""
-    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    if len(q) < 3:
-        return 0.0, 1
-    a, b = q[:, 1] - q[:, 0], q[:, 2] - q[:, 1]
-    long = np.where((np.linalg.norm(a, axis=1) >= np.linalg.norm(b, axis=1))[:, None], a, b)
-    aspect = quad_aspect(q)
-    vertical = float(np.mean(np.abs(long[:, 1]) > np.abs(long[:, 0])))
-    return float(np.median(aspect)), 1 if vertical >= 0.5 else 0
-
-
-def is_small(shape: tuple[int, ...]) -> bool:
-    """Whether an image's default localiser input has at most :data:`MULTI_SCALE_MAX_PIXELS`: a
-    photo read at :data:`PHOTO_SCALES` from the start."""
-    base = auto_long_side(shape) / max(shape[:2])
-    return shape[0] * shape[1] * base * base <= MULTI_SCALE_MAX_PIXELS
-
-
-def mean_score(
-    confidence: npt.NDArray[np.float32], objectness: npt.NDArray[np.float32], floor: float = MIN_SCORE
-) -> float:
-    """How well a photo reads at one scale: the mean of objectness times confidence over the tiles
-    that reach ``floor`` (the tiles :meth:`TileRecognizer.detect` returns), 0 when none does.
-    At the scale that suits a photo's tiles they are found and read surely; at a wrong one, halves
-    of big tiles and merged or blurred small ones score low, on both counts."""
-    score = np.asarray(confidence, np.float32) * np.asarray(objectness, np.float32)
-    kept = score[score >= floor]
-    return float(kept.mean()) if len(kept) else 0.0
-
-
-SAME_TILE_IOU = 0.5
-"""A tile of another scale's reading whose box overlaps a kept tile's this much is the same tile
-(:func:`surest_readings`)."""
-
-
-def surest_readings(kept: Detections, others: list[Detections]) -> Detections:
-    """``kept`` with each tile read as the surest reading of it among ``kept`` and ``others`` (the
-    same photo read at other scales): a tile is the same where their boxes overlap at
-    :data:`SAME_TILE_IOU` or more.  Its place (box, quad) stays ``kept``'s; its code, confidence,
-    probabilities and embedding come from the surest reading.  The other scales cut the tile
-    at another size and outline, a second look, as reading a doubtful quad turned is
-    (twenty-seventh session: tile F1 on valid 0.951 -> 0.953, on 300 train photos 0.768 -> 0.770,
-    the American scenes unchanged; docs/recognition.md)."""
-    if not len(kept) or not others:
-        return kept
-    codes, conf = kept.codes.astype(object), kept.confidence.copy()  # object: no code cut to the kept width
-    probs = None if kept.probs is None else kept.probs.copy()
-    emb = None if kept.embeddings is None else kept.embeddings.copy()
-    for other in others:
-        if not len(other):
-            continue
-        iou = quad_iou_boxes(kept.boxes.astype(np.float32), other.boxes.astype(np.float32))
-        match = iou.argmax(axis=1)
-        better = (iou[np.arange(len(kept)), match] >= SAME_TILE_IOU) & (other.confidence[match] > conf)
-        rows, src = np.flatnonzero(better), match[better]
-        codes[rows], conf[rows] = other.codes[src], other.confidence[src]
-        if probs is not None and other.probs is not None:
-            probs[rows] = other.probs[src]
-        if emb is not None and other.embeddings is not None:
-            emb[rows] = other.embeddings[src]
-    return Detections(kept.boxes, kept.quads, np.array([str(c) for c in codes]), conf, emb, dict(kept.meta), probs,
-                      kept.classes)
-
-
-def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: float = MIN_SCORE) -> float:
-    """The median short side, in image pixels, of the tiles whose objectness times confidence
-    reaches ``floor`` (0 when none does)."""
-    keep = np.asarray(det.confidence, np.float32) * np.asarray(objectness, np.float32) >= floor
-    if not keep.any():
-        return 0.0
-    return float(np.median(quad_params(det.quads[keep])[:, 2]))
 
 
 def _ms(t0: float) -> float:

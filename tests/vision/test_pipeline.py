@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision import backs, mend
+from vision import backs, mend, scales
 from vision.detect import quad_iou_boxes
 from vision.io import ImageLoadError, load_image
 from vision.types import Detections
@@ -75,7 +75,7 @@ def test_a_photo_taken_at_a_higher_resolution_reads_as_well(recognizer, name: st
     """The same close-up at 1280 or 1920 pixels: read at its default input (640 long) its tiles
     are too big for the localiser (F1 0.41-0.49 before the twenty-seventh session), so it is read
     as the 640-pixel photo would be; boxes come back in the big image's pixels."""
-    from vision.pipeline import BIG_TILE_PX, median_tile_px
+    from vision.scales import BIG_TILE_PX, median_tile_px
 
     photo = next(p for p in PHOTOS if p["file"] == name)
     img = load_image(DATA / name)
@@ -204,7 +204,7 @@ def test_detect_command_min_score_zero_lists_every_tile_found(tmp_path: Path) ->
 
 
 def test_scale_for_tile_puts_tiles_at_the_target_width() -> None:
-    from vision.pipeline import MAX_INPUT_SIDE, TARGET_TILE_PX, scale_for_tile
+    from vision.scales import MAX_INPUT_SIDE, TARGET_TILE_PX, scale_for_tile
 
     assert scale_for_tile(TARGET_TILE_PX / 1.5, (400, 600, 3)) == pytest.approx(1.5)
     assert scale_for_tile(TARGET_TILE_PX * 2, (400, 600, 3)) == pytest.approx(0.5)
@@ -238,7 +238,7 @@ def test_table_frame_tiles_are_found_at_the_told_tile_size(recognizer) -> None: 
 
 
 def test_mean_score_averages_the_tiles_a_photo_keeps() -> None:
-    from vision.pipeline import mean_score
+    from vision.scales import mean_score
 
     conf = np.array([1.0, 0.8, 0.5, 0.3], np.float32)
     obj = np.array([0.9, 0.5, 0.3, 0.5], np.float32)  # scores 0.9, 0.4, 0.15, 0.15
@@ -249,7 +249,7 @@ def test_mean_score_averages_the_tiles_a_photo_keeps() -> None:
 
 
 def test_a_tile_takes_its_surest_reading_among_the_scales_read() -> None:
-    from vision.pipeline import surest_readings
+    from vision.scales import surest_readings
 
     q = np.array([[0, 0], [10, 0], [10, 14], [0, 14]], np.float32)
     kept = Detections.from_quads(np.stack([q, q + 50]), ["5D", "N"], np.array([0.5, 0.95], np.float32))
@@ -277,8 +277,8 @@ def spy_scales(rec, monkeypatch) -> list[float]:  # type: ignore[no-untyped-def]
 
 
 def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import vision.pipeline as pipeline
-    from vision.pipeline import PHOTO_SCALES, TileRecognizer, mean_score
+    from vision.pipeline import TileRecognizer
+    from vision.scales import PHOTO_SCALES, mean_score
 
     monkeypatch.setattr(mend, "SMALL_QUAD_AREA", 0.0)  # no quad moved after the reading (rim_grown)
     rec = TileRecognizer(REPO / "models", input_long_side=320)
@@ -291,7 +291,7 @@ def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> 
     for f in PHOTO_SCALES:
         det, obj = rec._read_at(img, None, f)
         scores.append(mean_score(det.confidence, obj))
-    assert max(scores) < pipeline.READS_WELL  # photo3 reads well at none of them: all three tried
+    assert max(scores) < scales.READS_WELL  # photo3 reads well at none of them: all three tried
     assert int(np.argmax(scores)) != 0  # and not best at the first
     seen.clear()
     d = rec.detect(img)
@@ -303,7 +303,7 @@ def test_a_photo_is_read_at_the_scale_whose_tiles_score_highest(monkeypatch) -> 
     assert len(d) >= int(np.sum(kept.confidence * obj >= rec.min_score))
     assert all(np.isclose(kept.quads, q).all(axis=(1, 2)).any() for q in d.quads)
     # a photo that reads well at the first scale is read there alone
-    monkeypatch.setattr(pipeline, "READS_WELL", scores[0])
+    monkeypatch.setattr(scales, "READS_WELL", scores[0])
     seen.clear()
     rec.detect(img)
     assert seen == pytest.approx([0.5 * PHOTO_SCALES[0]])
@@ -333,8 +333,8 @@ def far_photos(k: int, side: int | None = None) -> tuple[np.ndarray, list[dict[s
 def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Tiles under SMALL_TILE_PX at the first scale are read at SMALL_TILE_SCALES too, whatever
     the first reading scores: the mean score does not see the tiles the localiser missed."""
-    import vision.pipeline as pipeline
-    from vision.pipeline import PHOTO_SCALES, SMALL_TILE_SCALES, TileRecognizer
+    from vision.pipeline import TileRecognizer
+    from vision.scales import PHOTO_SCALES, SMALL_TILE_SCALES
 
     assert [p["file"] for p in PHOTOS[:2]] == ["photo1.jpg", "photo2.jpg"]
     rec = TileRecognizer(REPO / "models")
@@ -343,13 +343,13 @@ def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type
     d = rec.detect(img)
     assert seen == pytest.approx([0.5 * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
     assert f1_with_codes(d, tiles) >= 0.88  # 0.93 (thirty-third session)
-    monkeypatch.setattr(pipeline, "READS_WELL", 0.0)  # however well the first reading scores
+    monkeypatch.setattr(scales, "READS_WELL", 0.0)  # however well the first reading scores
     seen.clear()
     rec.detect(img)
     assert len(seen) == len(PHOTO_SCALES) + len(SMALL_TILE_SCALES)
     # without the rule the same picture reads 0.27: the larger scales are what find these tiles
-    monkeypatch.setattr(pipeline, "READS_WELL", 0.6)
-    monkeypatch.setattr(pipeline, "SMALL_TILE_PX", 0.0)
+    monkeypatch.setattr(scales, "READS_WELL", 0.6)
+    monkeypatch.setattr(scales, "SMALL_TILE_PX", 0.0)
     seen.clear()
     assert f1_with_codes(rec.detect(img), tiles) < 0.5
     assert seen == pytest.approx([0.5 * f for f in PHOTO_SCALES])
@@ -358,8 +358,8 @@ def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type
 def test_a_still_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A still photo (longer than STILL_LONG_SIDE) whose tiles measure under SMALL_STILL_TILE_PX
     at its 640-pixel default input is read at PHOTO_SCALES and SMALL_TILE_SCALES of that input."""
-    import vision.pipeline as pipeline
-    from vision.pipeline import PHOTO_SCALES, SMALL_TILE_SCALES, TileRecognizer
+    from vision.pipeline import TileRecognizer
+    from vision.scales import PHOTO_SCALES, SMALL_TILE_SCALES
 
     rec = TileRecognizer(REPO / "models")
     seen = spy_scales(rec, monkeypatch)
@@ -369,7 +369,7 @@ def test_a_still_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  
     assert seen == pytest.approx([base * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
     assert f1_with_codes(d, tiles) >= 0.93  # 0.986 (thirty-third session)
     # read once at its default input, as before the rule, it reads 0.80
-    monkeypatch.setattr(pipeline, "STILL_LONG_SIDE", 1920)
+    monkeypatch.setattr(scales, "STILL_LONG_SIDE", 1920)
     seen.clear()
     assert f1_with_codes(rec.detect(img), tiles) < 0.9
     assert seen == pytest.approx([base])
@@ -393,7 +393,7 @@ def squeezed_photo1() -> tuple[np.ndarray, list[dict[str, object]]]:
 
 @pytest.mark.parametrize("turn", [0, 1])
 def test_a_squeezed_photo_is_read_unsqueezed(recognizer, turn: int) -> None:  # type: ignore[no-untyped-def]
-    from vision.pipeline import SQUEEZED_ASPECT, squeeze_of
+    from vision.scales import SQUEEZED_ASPECT, squeeze_of
 
     squeezed, tiles = squeezed_photo1()
     if turn:  # tiles lying along x: the image is unsqueezed along x
@@ -412,7 +412,7 @@ def test_a_squeezed_photo_is_read_unsqueezed(recognizer, turn: int) -> None:  # 
 
 def test_squeeze_of_measures_the_median_tile_and_its_axis() -> None:
     from vision.detect import rect_quads
-    from vision.pipeline import squeeze_of
+    from vision.scales import squeeze_of
 
     n = np.ones(5, np.float32)
     quads = rect_quads(np.arange(5, dtype=np.float32) * 20, 50 * n, 10 * n, 100 * n, 0 * n)
