@@ -243,12 +243,12 @@ class TileRecognizer:
         if across:  # a tile boxed across its length: read whole, kept where that names another tile more surely
             rows = np.array([i for i, _ in across])
             read = self.classify(img, np.stack([q for _, q in across]))
-            win = np.flatnonzero((read.codes != out.codes[rows]) & (read.confidence > out.confidence[rows]))
-            if len(win):
-                read = read[win]
+            named = np.flatnonzero((read.codes != out.codes[rows]) & (read.confidence > out.confidence[rows]))
+            if len(named):
+                read = read[named]
                 if isinstance(out.meta.get("objectness"), np.ndarray):
-                    read.meta["objectness"] = out.meta["objectness"][rows[win]]
-                out, _, _ = in_place(out, rows[win], read)
+                    read.meta["objectness"] = out.meta["objectness"][rows[named]]
+                out, _, _ = in_place(out, rows[named], read)
         if backs.WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
             out = backs.without_class(out, np.flatnonzero(backs.not_white(img, out)), backs.WHITE_DRAGON)
         return out, objectness
