@@ -5,6 +5,12 @@ classifier (:mod:`vision.classify`), optionally refined by an enrolled tile set
 (``calibration/tilesets/NAME/``).  Models are loaded and warmed up on construction.  Input
 images are validated by :func:`vision.io.check_image`; a bad input raises
 :class:`vision.io.ImageLoadError` (a ``ValueError``) and never crashes the caller's loop.
+
+Its rules for photos live beside it:
+
+- :mod:`vision.scales`: the sizes and scales a picture is read at;
+- :mod:`vision.mend`: boxes mended from their neighbours;
+- :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ tile with 1.8 alone); 2.4 the smaller tiles of a photo taken from further away (
 STILL_LONG_SIDE = 1280
 """An image longer than this is a still photo (a phone's, of a whole table or a wide part of it),
 not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at its default
-640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:meth:`TileRecognizer._read_photo`)."""
+640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:meth:`vision.pipeline.TileRecognizer._read_photo`)."""
 SMALL_STILL_TILE_PX = 24.0
 """A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
 its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
@@ -147,7 +147,7 @@ def mean_score(
     confidence: npt.NDArray[np.float32], objectness: npt.NDArray[np.float32], floor: float = MIN_SCORE
 ) -> float:
     """How well a photo reads at one scale: the mean of objectness times confidence over the tiles
-    that reach ``floor`` (the tiles :meth:`TileRecognizer.detect` returns), 0 when none does.
+    that reach ``floor`` (the tiles :meth:`vision.pipeline.TileRecognizer.detect` returns), 0 when none does.
     At the scale that suits a photo's tiles they are found and read surely; at a wrong one, halves
     of big tiles and merged or blurred small ones score low, on both counts."""
     score = np.asarray(confidence, np.float32) * np.asarray(objectness, np.float32)
