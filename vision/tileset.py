@@ -5,6 +5,8 @@ classifier's sha256), ``prototypes.npz`` (``codes`` and L2-normalised ``embeddin
 ``crops/NN_CODE.png``.  :class:`TileSetPrototypes` fuses the base classifier's probabilities with
 the nearest-prototype probabilities (cosine similarity on the embeddings) and keeps the reading
 to the set's own codes; under an American set, Chinese flower/season readings become ``F``.
+:func:`load_prototypes` loads a set for a given classifier, weighed by how well that classifier
+reads it already.
 """
 
 from __future__ import annotations
