@@ -347,7 +347,7 @@ class TileSetPrototypes:
 
 
 def load_prototypes(
-    name: str, classifier: Any, small: float = 0.0, unknown: float | None = None
+    name: str, classifier: Any, small: float = 0.0, unknown: float = BASE_WEIGHT
 ) -> TileSetPrototypes:
     """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
@@ -358,9 +358,8 @@ def load_prototypes(
     (:func:`set_weight`): enrolling a set the model knows must not read it worse.
     For the table reader's classifier (``small``), each code also gets prototypes at the widths
     that far tiles look (:func:`sized_prototypes`), made from the stored crops.
-    ``unknown``: the base classifier's weight for a set it does not know (default
-    :data:`BASE_WEIGHT`, the table reader's; photos pass
-    :data:`PHOTO_BASE_WEIGHT`)."""
+    ``unknown``: the base classifier's weight for a set it does not know (:data:`BASE_WEIGHT`, the
+    table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`)."""
     from vision.runtime import sha256_of
 
     crops = stored_crops(name)
@@ -374,7 +373,7 @@ def load_prototypes(
     sized = None
     if small and crops is not None and len(crops) == len(tileset.codes):
         sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
-    weight = set_weight(agreement, BASE_WEIGHT if unknown is None else unknown)
+    weight = set_weight(agreement, unknown)
     refiner = TileSetPrototypes(tileset, classifier.classes, weight=weight, sized=sized)
     refiner.agreement = agreement
     return refiner

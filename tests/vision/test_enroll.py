@@ -246,7 +246,6 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
     assert for_classifier(direct, table_clf, sha, None, small=TABLE_SMALL) is direct  # its own, crops gone
 
 
-
 def test_a_set_with_an_unreadable_crop_has_no_stored_crops(tmp_path: Path) -> None:
     """``stored_crops`` gives the crops in layout order, or None when one of them cannot be read
     (the loader then keeps the stored prototypes or asks for the set to be enrolled again)."""
@@ -258,6 +257,7 @@ def test_a_set_with_an_unreadable_crop_has_no_stored_crops(tmp_path: Path) -> No
     first = sorted((root / "s" / "crops").glob("*.png"))[0]
     first.write_bytes(b"not a png")
     assert stored_crops("s", root) is None
+
 
 def test_small_copies_look_like_far_tiles() -> None:
     """``augment_crops(small=1)`` shrinks every copy to table size and back: fine detail is gone
@@ -314,7 +314,6 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     assert set_weight(0.94) == KNOWN_SET_WEIGHT and set_weight(0.912) == BASE_WEIGHT
 
 
-
 def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -342,6 +341,7 @@ def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
     assert rec.table_classifier is rec.classifier
     assert rec.prototypes.weight == PHOTO_BASE_WEIGHT and rec.table_prototypes.weight == BASE_WEIGHT
     assert rec.table_prototypes.tileset is rec.prototypes.tileset
+
 
 def test_copies_at_a_width_look_that_wide() -> None:
     """``augment_crops(width=W)`` shrinks every copy to a tile W px wide and back: the narrower,
