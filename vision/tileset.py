@@ -300,6 +300,14 @@ class TileSetPrototypes:
         self.index = {c: i for i, c in enumerate(self.classes)}
         self.proto_class = np.array([self.index[c] for c in tileset.codes], np.int64)
 
+    @property
+    def known(self) -> bool:
+        """Whether the base classifier is weighed as one that reads this set well already
+        (:data:`KNOWN_SET_WEIGHT`, :func:`set_weight`).  Under a set it does not know, its
+        confidence says little, and the photo pipeline does not let it choose which way round a
+        nearly square tile is read (:func:`vision.pipeline.turns`)."""
+        return self.weight >= KNOWN_SET_WEIGHT
+
     def base_probs(self, probs: FloatArray) -> FloatArray:
         """Base probabilities folded onto the set: flowers/seasons -> F for an American set."""
         p = probs.copy()

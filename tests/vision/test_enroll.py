@@ -314,6 +314,41 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     assert set_weight(0.94) == KNOWN_SET_WEIGHT and set_weight(0.912) == BASE_WEIGHT
 
 
+def test_under_a_set_the_base_classifier_does_not_know_square_quads_are_read_as_cut() -> None:
+    """A nearly square quad may have its sides the wrong way round, and the photo pipeline reads it
+    a quarter turned too, keeping the base classifier's surer reading.  Under an enrolled set the
+    base does not know, its sureness says little of the set's faces, so the quad is read as cut;
+    under a set it knows (and with no set) it is still read both ways round.  The faces are
+    squeezed to 66 x 60 under quads whose first edge is the face's left side, as in
+    ``test_a_nearly_square_quad_the_wrong_way_round_is_read_turned``."""
+    from vision.classify import TURN_ASPECT
+    from vision.pipeline import TileRecognizer, turns
+    from vision.tileset import KNOWN_SET_WEIGHT, PHOTO_BASE_WEIGHT
+
+    faces = tile_faces("km-traditional")
+    codes = [c for c in faces if c not in ("BK", "WD")]
+    image = np.full((80, 80 * len(codes), 3), 40, np.uint8)
+    quads = []
+    for i, c in enumerate(codes):
+        x0, y0 = 80 * i + 7, 10
+        image[y0 : y0 + 60, x0 : x0 + 66] = cv2.resize(faces[c][0], (66, 60), interpolation=cv2.INTER_AREA)
+        quads.append([[x0, y0 + 60], [x0, y0], [x0 + 66, y0], [x0 + 66, y0 + 60]])
+    q = np.array(quads, np.float32)
+    rec = TileRecognizer()
+    clf = rec.classifier
+    upright = np.stack([cv2.resize(faces[c][0], (48, 64), interpolation=cv2.INTER_AREA) for c in codes])
+    tileset = TileSet("squeezed", "chinese", tuple(codes), clf.run(upright).embeddings)
+    as_cut, both_ways = clf.classify_quads(image, q), clf.classify_quads(image, q, turn_below=TURN_ASPECT)
+    assert as_cut.codes != both_ways.codes  # some quads read otherwise turned
+    for weight, turned in ((PHOTO_BASE_WEIGHT, False), (KNOWN_SET_WEIGHT, True)):
+        rec.prototypes = TileSetPrototypes(tileset, clf.classes, weight=weight)
+        assert rec.prototypes.known is turned and turns(rec.prototypes) is turned
+        want = rec.prototypes.apply(both_ways if turned else as_cut)
+        assert list(rec.classify(image, q).codes) == want.codes
+    rec.prototypes = None
+    assert turns(None) and list(rec.classify(image, q).codes) == both_ways.codes
+
+
 def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
