@@ -305,6 +305,7 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     known, unseen = TileRecognizer(tileset="known"), TileRecognizer(tileset="unseen")
     for refiner in (known.prototypes, known.table_prototypes):
         assert refiner.agreement >= KNOWN_SET_AGREEMENT and refiner.weight == KNOWN_SET_WEIGHT
+        assert refiner.whitener is not None and refiner.whitener.shape == (64, 64)  # from its copies
     for refiner, weight in ((unseen.prototypes, PHOTO_BASE_WEIGHT), (unseen.table_prototypes, BASE_WEIGHT)):
         # photos lean on an unfamiliar set's prototypes more; the table reader keeps its weight
         assert refiner.agreement < KNOWN_SET_AGREEMENT and refiner.weight == weight
@@ -347,6 +348,27 @@ def test_under_a_set_the_base_classifier_does_not_know_square_quads_are_read_as_
         assert list(rec.classify(image, q).codes) == want.codes
     rec.prototypes = None
     assert turns(None) and list(rec.classify(image, q).codes) == both_ways.codes
+
+
+def test_matching_counts_less_the_directions_a_tiles_copies_wander_in() -> None:
+    """A tile moved along the direction in which the set's jittered copies wander (a shift, a blur)
+    is matched to its own code once the copies' spread is whitened out (``within_whitener``),
+    where plain cosine similarity takes it for the code that differs from it partly that way."""
+    from vision.tileset import within_whitener
+
+    e = np.eye(4, dtype=np.float32)
+    protos = np.stack([e[1], (e[1] + 0.5 * e[0] + 0.5 * e[2]) / np.sqrt(1.5)]).astype(np.float32)
+    wander = np.linspace(-0.8, 0.8, 8, dtype=np.float32)[:, None] * e[0]
+    copies = np.concatenate([p + wander for p in protos]).astype(np.float32)  # crop-major, 8 a code
+    whitener = within_whitener(copies, 8)
+    assert np.linalg.norm(e[0] @ whitener) < 0.5 * np.linalg.norm(e[2] @ whitener)
+    tileset = TileSet("w", "chinese", ("1B", "2B"), protos)
+    tile = (e[1] + 0.7 * e[0])[None].astype(np.float32)  # a 1 Bams, moved the way copies wander
+    probs = np.full((1, 3), 1 / 3, np.float32)
+    plain = TileSetPrototypes(tileset, ["1B", "2B", "BK"], weight=0.0)
+    whitened = TileSetPrototypes(tileset, ["1B", "2B", "BK"], weight=0.0, whitener=whitener)
+    assert int(plain.fuse(probs, tile).argmax()) == 1
+    assert int(whitened.fuse(probs, tile).argmax()) == 0
 
 
 def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
