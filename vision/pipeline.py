@@ -133,12 +133,20 @@ class TileRecognizer:
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
         if tileset is not None:
-            from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT, load_prototypes, set_weight
+            from vision.tileset import (
+                BASE_WEIGHT,
+                PHOTO_BASE_WEIGHT,
+                PHOTO_SCALE,
+                SCALE,
+                load_prototypes,
+                set_weight,
+            )
 
-            self.prototypes = load_prototypes(tileset, self.classifier, unknown=PHOTO_BASE_WEIGHT)
+            self.prototypes = load_prototypes(tileset, self.classifier, unknown=PHOTO_BASE_WEIGHT, scale=PHOTO_SCALE)
             if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
                 self.table_prototypes = copy.copy(self.prototypes)
                 self.table_prototypes.weight = set_weight(self.prototypes.agreement, BASE_WEIGHT)
+                self.table_prototypes.scale = SCALE
             else:
                 self.table_prototypes = load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
             if self.check_classifier is not None:

@@ -213,6 +213,24 @@ more than the random draw of the enrolled copies moves these scenes, about 0.4 o
 (docs/tilesets.md, "Tried and not kept").  The table reader keeps
 :data:`BASE_WEIGHT`: its dead-hand calls were weighed at 0.3 (docs/table.md)."""
 
+SCALE = 16.0
+"""The nearest-prototype logits' scale: ``p_proto = softmax(scale * cosine similarity)``, as the
+classifier's own cosine logits are scaled; the table reader's, whose dead-hand calls were weighed
+with it (docs/table.md)."""
+
+PHOTO_SCALE = 10.0
+"""... for the photo classifier (``detect --tileset``): a softer nearest-prototype reading, which
+the photo pipeline's choices (the scale a photo is read at, which weak boxes pass
+``min_score``, which reading of a tile re-read is kept) weigh better.  Forty-fourth session,
+whitened (:data:`WHITEN_SHRINK`), 60 American scenes over each style no model trained on
+(``bench_vision --held-out``'s way), tiles read right at 16 -> 10: ``xm-dorothys`` 0.9579 ->
+0.9618 and 0.9416 -> 0.9564 (two scene seeds), 0.9612 -> 0.9618 and 0.9470 -> 0.9598 with
+another draw of the jittered copies; Symbola 0.9520 -> 0.9526, 0.9403 -> 0.9463 and 0.9441 ->
+0.9513.  At 12 about the same; at 8 Symbola reads worse (0.9467, 0.9423).  Valid's real set, a
+set the models know (``bench_vision``'s "a real set enrolled", five draws): 2618 / 2693 ->
+2623 / 2685 of the boxed tiles read right, F1 0.9362 -> 0.9418, over the 0.9403 of the set not
+enrolled."""
+
 KNOWN_SET_AGREEMENT = 0.93
 """A set whose jittered enrolled copies the base classifier alone reads as their own codes this
 often is one it already reads well (a style it trained on, or a real set like those it trained
@@ -328,7 +346,7 @@ class TileSetPrototypes:
         tileset: TileSet,
         classes: list[str],
         weight: float = BASE_WEIGHT,
-        scale: float = 16.0,
+        scale: float = SCALE,
         allowed: list[str] | None = None,
         sized: tuple[tuple[int, ...], FloatArray] | None = None,
         whitener: FloatArray | None = None,
@@ -409,7 +427,8 @@ class TileSetPrototypes:
 
 
 def load_prototypes(
-    name: str, classifier: Any, small: float = 0.0, unknown: float = BASE_WEIGHT, whiten: bool = True
+    name: str, classifier: Any, small: float = 0.0, unknown: float = BASE_WEIGHT, whiten: bool = True,
+    scale: float = SCALE,
 ) -> TileSetPrototypes:
     """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
@@ -421,7 +440,7 @@ def load_prototypes(
     For the table reader's classifier (``small``), each code also gets prototypes at the widths
     that far tiles look (:func:`sized_prototypes`), made from the stored crops.
     ``unknown``: the base classifier's weight for a set it does not know (:data:`BASE_WEIGHT`, the
-    table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`).  ``whiten``: match in the space
+    table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`, and :data:`PHOTO_SCALE` for ``scale``).  ``whiten``: match in the space
     :func:`within_whitener` makes of the copies' spread.  The copies are read once for all of
     these; a set whose crops are gone keeps its stored prototypes, its weight unmeasured."""
     from vision.enroll import AUGMENT
@@ -439,6 +458,8 @@ def load_prototypes(
     if small and crops is not None and usable:
         sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
     weight = set_weight(agreement, unknown)
-    refiner = TileSetPrototypes(tileset, classifier.classes, weight=weight, sized=sized, whitener=whitener)
+    refiner = TileSetPrototypes(
+        tileset, classifier.classes, weight=weight, scale=scale, sized=sized, whitener=whitener
+    )
     refiner.agreement = agreement
     return refiner

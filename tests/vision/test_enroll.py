@@ -290,6 +290,8 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
         KNOWN_SET_AGREEMENT,
         KNOWN_SET_WEIGHT,
         PHOTO_BASE_WEIGHT,
+        PHOTO_SCALE,
+        SCALE,
         set_weight,
     )
 
@@ -306,6 +308,8 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     for refiner in (known.prototypes, known.table_prototypes):
         assert refiner.agreement >= KNOWN_SET_AGREEMENT and refiner.weight == KNOWN_SET_WEIGHT
         assert refiner.whitener is not None and refiner.whitener.shape == (64, 64)  # from its copies
+    # photos read the prototypes' similarities softer than the table reader, whose calls were weighed at 16
+    assert known.prototypes.scale == PHOTO_SCALE < known.table_prototypes.scale == SCALE
     for refiner, weight in ((unseen.prototypes, PHOTO_BASE_WEIGHT), (unseen.table_prototypes, BASE_WEIGHT)):
         # photos lean on an unfamiliar set's prototypes more; the table reader keeps its weight
         assert refiner.agreement < KNOWN_SET_AGREEMENT and refiner.weight == weight
