@@ -440,9 +440,10 @@ def load_prototypes(
     For the table reader's classifier (``small``), each code also gets prototypes at the widths
     that far tiles look (:func:`sized_prototypes`), made from the stored crops.
     ``unknown``: the base classifier's weight for a set it does not know (:data:`BASE_WEIGHT`, the
-    table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`, and :data:`PHOTO_SCALE` for ``scale``).  ``whiten``: match in the space
-    :func:`within_whitener` makes of the copies' spread.  The copies are read once for all of
-    these; a set whose crops are gone keeps its stored prototypes, its weight unmeasured."""
+    table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`, and :data:`PHOTO_SCALE` for ``scale``).
+    ``whiten``: match in the space :func:`within_whitener` makes of the copies' spread.  The
+    copies are read once for all of these; a set whose crops are gone keeps its stored
+    prototypes, its weight unmeasured and unwhitened."""
     from vision.enroll import AUGMENT
     from vision.runtime import sha256_of
 
