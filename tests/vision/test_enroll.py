@@ -375,6 +375,52 @@ def test_matching_counts_less_the_directions_a_tiles_copies_wander_in() -> None:
     assert int(whitened.fuse(probs, tile).argmax()) == 0
 
 
+def test_detect_reads_with_an_enrolled_set_and_names_one_it_cannot_find(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``companion detect --tileset NAME`` reads scenes of the style no model trained on with the
+    set enrolled from one grid photo, more of their tiles right than without it; a set that is not
+    enrolled is named in a one-line error, exit code 2."""
+    import json
+
+    from scripts.synth_scenes import SceneMaker
+    from vision.detect import quad_iou_boxes
+
+    photo, _, _ = _holdout_grid(tmp_path)
+    root = tmp_path / "sets"
+    assert main(["enroll", "--name", "mine", str(photo), "--layout", "chinese", "--root", str(root)]) == 0
+    monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
+    gen = SceneMaker(seed=7, faces=tile_faces(HOLDOUT_STYLE), in_view=True)
+    rng = np.random.default_rng(7)
+    scenes = [gen.scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6)) for _ in range(3)]
+    paths = [str(tmp_path / f"scene{i}.png") for i in range(len(scenes))]
+    for path, sc in zip(paths, scenes, strict=True):
+        cv2.imwrite(path, sc.image)
+
+    def right(args: list[str]) -> int:
+        capsys.readouterr()
+        assert main(["detect", *paths, *args]) == 0
+        count = 0
+        for line, sc in zip(capsys.readouterr().out.splitlines(), scenes, strict=True):
+            tiles = json.loads(line)["tiles"]
+            truth = np.concatenate([sc.quads.min(axis=1), sc.quads.max(axis=1)], axis=1).astype(np.float32)
+            boxes = np.array([t["box"] for t in tiles], np.float32).reshape(-1, 4)
+            if not len(boxes):
+                continue
+            iou = quad_iou_boxes(truth, boxes)
+            best = iou.argmax(axis=1)
+            pairs = enumerate(zip(best, sc.codes, strict=True))
+            count += sum(iou[i, j] >= 0.5 and tiles[j]["code"] == c for i, (j, c) in pairs)
+        return count
+
+    plain, enrolled = right([]), right(["--tileset", "mine"])
+    assert enrolled > plain, (enrolled, plain, sum(len(sc.codes) for sc in scenes))
+    capsys.readouterr()
+    assert main(["detect", paths[0], "--tileset", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "no enrolled tile set 'nosuch'" in err and "Traceback" not in err
+
+
 def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
