@@ -32,7 +32,8 @@ from vision import american  # noqa: E402
 from vision.artwork import HOLDOUT_STYLE, INDEX_BASES, tile_faces  # noqa: E402
 from vision.classify import DEFAULT_MODEL, Classified, TileClassifier  # noqa: E402
 from vision.enroll import enroll_image, grid_photo, layout_codes  # noqa: E402
-from vision.tileset import TileSet, TileSetPrototypes  # noqa: E402
+from vision.prototypes import TileSetPrototypes  # noqa: E402
+from vision.tileset import TileSet  # noqa: E402
 
 
 def report(title: str, truth: list[str], pred: list[str], worst: int = 5) -> float:

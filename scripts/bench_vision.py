@@ -265,7 +265,7 @@ def real_set_enrolled(
         crops = np.stack([extract_crops(without_light(best[c][1]), best[c][2][None])[0] for c in codes])
         with tempfile.TemporaryDirectory(prefix="bench-real-set-") as tmp:
             # no classifier recorded and no prototypes yet: the loader embeds the crops, as it embeds
-            # a set enrolled with another classifier (vision.tileset.for_classifier)
+            # a set enrolled with another classifier (vision.prototypes.for_classifier)
             unembedded = TileSet("real-set", "chinese", tuple(codes), np.zeros((len(codes), 1), np.float32))
             enrolled = TileRecognizer(models, threads=threads, tileset=str(save_tileset(unembedded, crops, Path(tmp))))
         refiner = enrolled.prototypes

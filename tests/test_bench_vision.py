@@ -179,7 +179,7 @@ def test_scenes_over_the_held_out_style_read_better_with_the_set_enrolled() -> N
     one grid photo; enrolled, the style no model trained on reads far better (0.74 -> 0.94 per tile
     over the bench's 60 scenes), and its agreement marks it as a set the models do not know."""
     from scripts.bench_vision import REPO, held_out_scenes
-    from vision.tileset import KNOWN_SET_AGREEMENT
+    from vision.prototypes import KNOWN_SET_AGREEMENT
 
     plain, enrolled, agreement = held_out_scenes(REPO / "models", 3)
     assert sum(plain.per_truth.values()) == sum(enrolled.per_truth.values()) > 40
@@ -194,7 +194,7 @@ def test_the_real_set_is_enrolled_and_read_as_detect_tileset_reads_it() -> None:
     about as plain does."""
     from scripts.bench_vision import REAL_SET, REPO, real_set_enrolled
     from scripts.photos import load_split, shared_data_dir
-    from vision.tileset import KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT
+    from vision.prototypes import KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT
 
     if not (shared_data_dir() / "tiles-photos-v4" / "valid").is_dir():
         pytest.skip("shared photo data not present")

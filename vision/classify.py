@@ -5,7 +5,7 @@
 (class list and input spec in ``models/classifier.json``).  The model averages its logits and
 embeddings over the crop and the crop turned half round, so a tile reads the same upside down;
 with :func:`extract_crops` turning landscape quads upright, a tile reads the same at 0, 90, 180
-and 270 degrees.  An enrolled tile set (:class:`vision.tileset.TileSetPrototypes`) refines the
+and 270 degrees.  An enrolled tile set (:class:`vision.prototypes.TileSetPrototypes`) refines the
 reading by its nearest prototypes.
 """
 

@@ -193,7 +193,7 @@ def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0, width
     """``n`` jittered copies of each crop (shift, scale, turn, light, blur), crop-major order;
     a share ``small`` of them also shrunk to a tile 9-29 px wide and blown up again, as a whole
     table's far tiles look (:data:`TABLE_SMALL`); with ``width``, every copy shrunk to a tile that
-    many pixels wide and blown up again (:func:`vision.tileset.sized_prototypes`).
+    many pixels wide and blown up again (:func:`vision.prototypes.sized_prototypes`).
 
     Enrollment averages the embeddings of a tile's crop and these copies into its prototype, so
     that one example stands for the small changes of a live view.

@@ -133,7 +133,7 @@ class TileRecognizer:
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
         if tileset is not None:
-            from vision.tileset import (
+            from vision.prototypes import (
                 BASE_WEIGHT,
                 PHOTO_BASE_WEIGHT,
                 PHOTO_SCALE,
@@ -532,7 +532,7 @@ class TileRecognizer:
 def turns(prototypes: Any) -> bool:
     """Whether a photo's nearly square quads are read both ways round (a quad's sides may be the
     wrong way round, :data:`vision.classify.TURN_ASPECT`), the base classifier's surer reading
-    kept: not under an enrolled set it does not know (:attr:`vision.tileset.TileSetPrototypes.known`).
+    kept: not under an enrolled set it does not know (:attr:`vision.prototypes.TileSetPrototypes.known`).
     Its confidence then says little of the set's faces, and a face read a quarter turned, which
     it is surer of, is then matched with the set's upright prototypes: over the held-out style's
     60 scenes (``bench_vision --held-out``), a 2 or a 4 Bams read as a joker 9-11 times a seed.

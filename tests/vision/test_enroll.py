@@ -22,14 +22,8 @@ from vision.enroll import (
     row_lengths,
     sort_into_grid,
 )
-from vision.tileset import (
-    TileSet,
-    TileSetError,
-    TileSetPrototypes,
-    for_classifier,
-    load_tileset,
-    stored_crops,
-)
+from vision.prototypes import TileSetPrototypes, for_classifier
+from vision.tileset import TileSet, TileSetError, load_tileset, stored_crops
 
 MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
 
@@ -285,7 +279,7 @@ def test_a_set_the_model_knows_keeps_the_base_classifier_weighed_more(
     (``vision.light.WHITE_TOLERANCE``), and the table classifier, which trained on them cream,
     then reads them as laid out 0.949 of the time, under the mark."""
     from vision.pipeline import TileRecognizer
-    from vision.tileset import (
+    from vision.prototypes import (
         BASE_WEIGHT,
         KNOWN_SET_AGREEMENT,
         KNOWN_SET_WEIGHT,
@@ -328,7 +322,7 @@ def test_under_a_set_the_base_classifier_does_not_know_square_quads_are_read_as_
     ``test_a_nearly_square_quad_the_wrong_way_round_is_read_turned``."""
     from vision.classify import TURN_ASPECT
     from vision.pipeline import TileRecognizer, turns
-    from vision.tileset import KNOWN_SET_WEIGHT, PHOTO_BASE_WEIGHT
+    from vision.prototypes import KNOWN_SET_WEIGHT, PHOTO_BASE_WEIGHT
 
     faces = tile_faces("km-traditional")
     codes = [c for c in faces if c not in ("BK", "WD")]
@@ -358,7 +352,7 @@ def test_matching_counts_less_the_directions_a_tiles_copies_wander_in() -> None:
     """A tile moved along the direction in which the set's jittered copies wander (a shift, a blur)
     is matched to its own code once the copies' spread is whitened out (``within_whitener``),
     where plain cosine similarity takes it for the code that differs from it partly that way."""
-    from vision.tileset import within_whitener
+    from vision.prototypes import within_whitener
 
     e = np.eye(4, dtype=np.float32)
     protos = np.stack([e[1], (e[1] + 0.5 * e[0] + 0.5 * e[2]) / np.sqrt(1.5)]).astype(np.float32)
@@ -430,7 +424,7 @@ def test_without_a_table_classifier_the_table_reader_keeps_its_own_weight(
     import shutil
 
     from vision.pipeline import TileRecognizer
-    from vision.tileset import BASE_WEIGHT, PHOTO_BASE_WEIGHT
+    from vision.prototypes import BASE_WEIGHT, PHOTO_BASE_WEIGHT
 
     models = tmp_path / "models"
     models.mkdir()
@@ -471,7 +465,7 @@ def test_a_far_tile_is_matched_at_its_own_width() -> None:
     prototypes (where it is nearer B) when its width is unknown, nearer another width, or over
     SIZED_MAX_PX."""
     from vision.classify import Classified
-    from vision.tileset import SIZED_MAX_PX
+    from vision.prototypes import SIZED_MAX_PX
 
     classes = ["1B", "2B", "BK"]
     blended = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], np.float32)
@@ -496,7 +490,7 @@ def test_the_table_reader_matches_small_tiles_at_their_width(tmp_path: Path, mon
     """An enrolled set gives the table classifier prototypes at the widths of far tiles, and with
     them small tiles of a style no model saw are read better than by the blended prototypes alone."""
     from vision.pipeline import TileRecognizer
-    from vision.tileset import SIZED_WIDTHS
+    from vision.prototypes import SIZED_WIDTHS
 
     path, _, _ = _holdout_grid(tmp_path, seed=4)
     root = tmp_path / "sets"
