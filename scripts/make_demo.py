@@ -25,8 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from vision.faces import drawn_faces, real_crops  # noqa: E402
 from vision.layout import load_layout  # noqa: E402
-from vision.render import RackScene, Scene, View, drawn_faces, real_crops, render_table  # noqa: E402
+from vision.render import RackScene, Scene, View, render_table  # noqa: E402
 
 GOOD = ("5D", "5D", "J", "5D")
 WRONG_CANDIDATES = (("GD", "GD", "GD"), ("N", "N", "N"), ("1B", "1B", "1B"), ("9C", "9C", "9C"))
@@ -85,7 +86,7 @@ this surely (:func:`checked_crops`)."""
 
 
 def checked_crops(per_code: int = 2, pool: int = 12) -> dict[str, list[np.ndarray]]:
-    """``per_code`` photo crops of each code (:func:`vision.render.real_crops`, the valid split),
+    """``per_code`` photo crops of each code (:func:`vision.faces.real_crops`, the valid split),
     of the first ``pool``, that show their tile face on (:func:`scripts.table_crops.face_on`: a
     crop of a tile lying at 45 degrees shows the cloth in its corners) and are read as their label.
 

@@ -34,12 +34,11 @@ import numpy.typing as npt
 from companion.rules.tiles import ALL_CODES, AMERICAN, CHINESE
 from vision.classify import extract_crops
 from vision.detect import quad_params, rect_quads
+from vision.faces import Faces, real_crops
 from vision.render import (
     CAMERA_SUPERSAMPLE,
-    Faces,
     random_scene,
     random_view,
-    real_crops,
     render_table,
 )
 

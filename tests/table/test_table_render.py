@@ -7,6 +7,7 @@ import pytest
 from table_helpers import SIAMESE, exps, player, table
 
 from companion.rules.tiles import AMERICAN
+from vision.faces import real_crops, shared_data_dir
 from vision.layout import load_layout
 from vision.render import (
     TILE_W_MM,
@@ -16,9 +17,7 @@ from vision.render import (
     camera_warp,
     random_scene,
     random_view,
-    real_crops,
     render_table,
-    shared_data_dir,
 )
 
 
