@@ -23,20 +23,21 @@ from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TILE_SETS, sort_key
 from companion.rules.variants import get_variant
 from companion.table_decode import ALT_FLOOR, SHORT, plausible_readings, read_run
+from companion.table_extents import refit_racks
 from companion.table_flags import MJ_SIZE, RuleContext, evaluate, player_totals, rack_flags
 from companion.table_group import (
     SeenTile,
     grouping_options,
     open_ends,
     order_rows,
-    refit_extents,
-    refit_runs,
     thin_row,
     touching_runs,
 )
 from companion.table_types import (
     FLAG_KINDS,
     MIN_CONFIDENCE,
+    MIN_PITCH,
+    TILE_MM,
     Flag,
     HomographyState,
     TableObservation,
@@ -48,11 +49,9 @@ from vision.light import OVEREXPOSED, TABLE_LEVELS, clipped_share, without_light
 from vision.types import Detections
 
 __all__ = [
-    "FLAG_KINDS", "MIN_CONFIDENCE", "Flag", "HomographyState", "Recognizer", "TableObservation", "TableReader",
-    "ZoneReading", "read_zones", "refit_racks", "turn_loose_tiles",
+    "FLAG_KINDS", "MIN_CONFIDENCE", "MIN_PITCH", "TILE_MM", "Flag", "HomographyState", "Recognizer",
+    "TableObservation", "TableReader", "ZoneReading", "read_zones", "refit_racks", "turn_loose_tiles",
 ]
-TILE_MM = (24.0, 32.0)
-"""A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
 RECTIFIED_PX_PER_MM = 20.0 / 24.0
 """Scale of the top-down view the table reader localises tiles on: a 24 mm tile 20 px wide, the
 size the table localiser sees best (``vision.scales.TARGET_TILE_PX``)."""
@@ -71,9 +70,6 @@ VIEW_CLEAR_PX = 8.5
 """A zone flagged ``view`` keeps its flag until its tiles look at least this wide: a tile size
 near :data:`MIN_VIEW_PX` that the homography's jitter moves across it from frame to frame does not
 make the flag (and the live log's ``flag`` event) come and go."""
-MIN_PITCH = 0.72
-"""Two detections on one rack row closer than this many tile widths are one tile (or a phantom
-between two): rows are thinned to the heaviest set that respects it (:func:`thin_row`)."""
 
 
 class Recognizer(Protocol):
@@ -303,164 +299,6 @@ def turn_loose_tiles(
     out_top[loose] = turned
     out_mm[loose] = cv2.perspectiveTransform(turned.reshape(-1, 1, 2), to_table).reshape(turned.shape)
     return out_top, out_mm
-
-
-EXTENT_BAND = 0.3
-""":func:`row_extents` samples a rack row across its middle, this share of a tile's height either
-side of the row's centre line (clear of the tile's edges and of the next row)."""
-EXTENT_CLOSE_MM = 3.0
-"""Gaps in a row's tile-versus-table profile up to this long are closed (a bamboo stick's gap, a
-dark print on a face the table's colour): two exposures lie 6-20 mm apart."""
-EXTENT_TILE = 0.4
-"""A sample of a rack row is tile where its CIELAB distance from the table's colour passes this
-share of the row's tiles' (median over its detections) ..."""
-EXTENT_TABLE = 0.2
-"""... and a stretch under that parts two runs only where :data:`EXTENT_GAP_MM` of it come under
-this share: the seams between touching tiles, a dark face or a bamboo's stick come to 0.15-0.4 of
-the tiles' distance, a gap between exposures to under 0.1."""
-EXTENT_GAP_MM = 4
-"""Millimetres of table (samples under :data:`EXTENT_TABLE`) that part two stretches of tile: two
-exposures lie 6-20 mm apart; a dark print inside a face showed 2-3 (1920x1080, table 13)."""
-EXTENT_NOISE = 10.0
-"""... or under this distance, whatever the tiles' contrast (the table's own texture and light)."""
-EXTENT_REACH = 4.0
-"""A row is sampled this many tile widths past its first and last detections: the localiser can
-miss the last two tiles of a run (1280x720, table 7: `1C 1C J` found as one box)."""
-EXTENT_MIN_CONTRAST = 30.0
-"""A row whose tiles differ from the table by less than this (CIELAB distance, 8-bit scale,
-median over the detections) is not measured: tiles and table too alike to find the tiles' ends."""
-
-
-def zone_background(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], zone: Zone,
-                    quads_mm: npt.NDArray[np.float64], clear_mm: float = 4.0) -> npt.NDArray[np.float32] | None:
-    """The table's colour in a zone (CIELAB median of the top-down view ``top`` over the zone's
-    polygon, less every detection grown by ``clear_mm`` all round, sampled at every other pixel),
-    or None where under 100 samples remain."""
-    half = np.diag([0.5, 0.5, 1.0]) @ to_top  # the mask is drawn at half the view's scale
-    poly = cv2.perspectiveTransform(np.asarray(zone.polygon_mm, np.float32).reshape(-1, 1, 2), half).reshape(-1, 2)
-    x0, y0 = (max(0, int(v)) for v in np.floor(poly.min(axis=0)))
-    x1 = int(min(np.ceil(poly[:, 0].max()) + 1, top.shape[1] // 2))
-    y1 = int(min(np.ceil(poly[:, 1].max()) + 1, top.shape[0] // 2))
-    if x1 - x0 < 2 or y1 - y0 < 2:
-        return None
-    shift = np.array([x0, y0], np.float32)
-    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)  # the zone's bounding box only
-    cv2.fillPoly(mask, [np.round(poly - shift).astype(np.int32)], 255)
-    if len(quads_mm):
-        q = np.asarray(quads_mm, np.float64)
-        mid = q.mean(axis=1, keepdims=True)
-        grown = mid + (q - mid) * (1 + 2 * clear_mm / np.linalg.norm(q[:, :1] - q[:, 2:3], axis=2, keepdims=True))
-        g = cv2.perspectiveTransform(grown.astype(np.float32).reshape(-1, 1, 2), half).reshape(-1, 4, 2)
-        cv2.fillPoly(mask, list(np.round(g - shift).astype(np.int32)), 0)
-    ys, xs = np.nonzero(mask)
-    if len(ys) < 100:
-        return None
-    step = max(1, len(ys) // 2000)  # a few thousand pixels tell the table's colour
-    pixels = np.ascontiguousarray(top[2 * (y0 + ys[::step]), 2 * (x0 + xs[::step])].reshape(-1, 1, 3))
-    lab = cv2.cvtColor(pixels, cv2.COLOR_BGR2LAB).reshape(-1, 3)
-    return np.asarray(np.median(lab.astype(np.float32), axis=0), np.float32)
-
-
-def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
-                perp: npt.NDArray[np.float64], across: float, lo: npt.NDArray[np.float64],
-                hi: npt.NDArray[np.float64], background: npt.NDArray[np.float32]) -> list[tuple[float, float, bool]]:
-    """Stretches along one rack row where the top-down view ``top`` shows tile, not table:
-    ``(start, stop, closed)``, in mm along the row, closed where table shows at both ends.
-
-    The row is sampled every millimetre from :data:`EXTENT_REACH` tiles before its first
-    detection (``lo``/``hi``: each detection's extent along the row) to as many after its last,
-    across its middle
-    (:data:`EXTENT_BAND`); a sample is tile where its CIELAB distance from ``background`` passes
-    :data:`EXTENT_TILE` of the detections' median distance.  Gaps up to :data:`EXTENT_CLOSE_MM`
-    are closed, and so are gaps with less table in them than :data:`EXTENT_GAP_MM`
-    (:data:`EXTENT_TABLE`, :data:`EXTENT_NOISE`); a stretch that reaches either end of the
-    sampled span is not ``closed``.  A row whose tiles are too like the table
-    (:data:`EXTENT_MIN_CONTRAST`) gives none.
-    """
-    w, h = TILE_MM
-    us = np.arange(float(lo.min()) - EXTENT_REACH * w, float(hi.max()) + EXTENT_REACH * w, 1.0)
-    vs = across + np.linspace(-EXTENT_BAND * h, EXTENT_BAND * h, 7)
-    grid = us[None, :, None] * axis + vs[:, None, None] * perp
-    px = cv2.perspectiveTransform(grid.reshape(-1, 1, 2).astype(np.float32), to_top).reshape(len(vs), len(us), 2)
-    sampled = cv2.remap(top, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    lab = cv2.cvtColor(sampled, cv2.COLOR_BGR2LAB).astype(np.float32)
-    dist = np.median(np.linalg.norm(lab - background, axis=2), axis=0)
-    covered = ((us[:, None] >= lo[None, :]) & (us[:, None] <= hi[None, :])).any(axis=1)
-    contrast = float(np.median(dist[covered])) if covered.any() else 0.0
-    if contrast < EXTENT_MIN_CONTRAST:
-        return []
-    tile = dist > EXTENT_TILE * contrast
-    table = dist < max(EXTENT_TABLE * contrast, EXTENT_NOISE)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], tile.astype(np.int8), [0]])))
-    spans = [[int(s), int(e)] for s, e in zip(edges[::2], edges[1::2], strict=True)]  # [start, stop)
-    merged: list[list[int]] = []
-    for s, e in spans:
-        gap = table[merged[-1][1]:s] if merged else table[:0]
-        if merged and (s - merged[-1][1] <= EXTENT_CLOSE_MM or np.count_nonzero(gap) < EXTENT_GAP_MM):
-            merged[-1][1] = e
-        else:
-            merged.append([s, e])
-    return [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us)) for s, e in merged]
-
-
-def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.NDArray[np.float32],
-                top: npt.NDArray[np.uint8] | None = None, to_table: npt.NDArray[np.float64] | None = None,
-                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
-    """Localised quads (table mm) with each rack run that the localiser miscounted laid again.
-
-    Tiles on a rack touch edge to edge, so a touching run's length says how many tiles it holds.
-    Given the top-down view (``top``, and ``to_table`` from its pixels to table mm), each rack
-    row's runs are measured on the picture (:func:`row_extents`), and a run whose detections
-    disagree with its length is laid again (:func:`companion.table_group.refit_extents`).  Of the
-    rest, where the localiser found one tile twice, or two as one, and the length of its boxes
-    says so (:func:`companion.table_group.refit_runs`), the run is laid again too.  A run laid
-    again is that many :data:`TILE_MM` tiles evenly over its length (weight: the mean of the
-    detections it replaces).  Other quads are kept as they are; new ones come after them.
-    """
-    if len(quads_mm) == 0:
-        return quads_mm, weight
-    centres = quads_mm.mean(axis=1)
-    where = layout.assign(centres)
-    keep = np.ones(len(quads_mm), bool)
-    new_q: list[npt.NDArray[np.float64]] = []
-    new_w: list[float] = []
-    w, h = TILE_MM
-    to_top = None if top is None or to_table is None else np.asarray(np.linalg.inv(to_table), np.float64)
-    for k, zone in enumerate(layout.zones):
-        idx = np.flatnonzero(where == k)
-        if zone.kind != "rack" or len(idx) == 0:
-            continue
-        axis, perp = (v.astype(np.float64) for v in layout.reading_axes(zone))
-        r, t = axis * (w / 2), perp * (h / 2)
-        corners = np.stack([-r - t, r - t, r + t, t - r])  # a tile's outline about its centre
-        along = quads_mm[idx] @ axis
-        lo, hi = along.min(axis=1), along.max(axis=1)
-        across = centres[idx] @ perp
-        seen = [SeenTile("", float(a + b) / 2, float(c), w, h) for a, b, c in zip(lo, hi, across, strict=True)]
-        background = None
-        if top is not None and to_top is not None:
-            background = zone_background(top, to_top, zone, quads_mm[idx])
-        for row in order_rows(seen):
-            fits: list[tuple[list[int], list[float]]] = []
-            if background is not None and top is not None and to_top is not None:
-                mid = float(np.median(across[row]))
-                extents = row_extents(top, to_top, axis, perp, mid, lo[row], hi[row], background)
-                fits = refit_extents([float(lo[i]) for i in row], [float(hi[i]) for i in row],
-                                     [float(weight[idx[i]]) for i in row], extents, w, MIN_PITCH * w)
-            done = {i for run, _ in fits for i in run}
-            rest = [i for i in range(len(row)) if i not in done]
-            more = refit_runs([float(lo[row[i]]) for i in rest], [float(hi[row[i]]) for i in rest], w, MIN_PITCH * w)
-            fits += [([rest[i] for i in run], placed) for run, placed in more]
-            for run, placed in fits:
-                members = idx[[row[i] for i in run]]
-                keep[members] = False
-                mid = float(np.median(across[[row[i] for i in run]]))
-                new_q += [axis * u + perp * mid + corners for u in placed]
-                new_w += [float(np.mean(weight[members]))] * len(placed)
-    if not new_q:  # nothing laid again; phantoms, if any, dropped
-        return quads_mm[keep], weight[keep]
-    return (np.concatenate([quads_mm[keep], np.asarray(new_q, np.float64)]),
-            np.concatenate([weight[keep], np.asarray(new_w, np.float32)]).astype(np.float32))
 
 
 def _rack_reading(layout: Layout, zone: Zone, det: Detections, centres: npt.NDArray[np.float32],

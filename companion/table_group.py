@@ -174,7 +174,7 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
 
     ``lo``/``hi``/``weight``: each of the row's detections' extent along it (mm) and how sure the
     localiser is of it; ``extents``: stretches along the row (mm) where the picture shows tile,
-    not table, and whether table shows at both their ends (:func:`companion.table.row_extents`).
+    not table, and whether table shows at both their ends (:func:`companion.table_extents.row_extents`).
     Tiles on a rack touch edge to edge, so a stretch about n tile widths long holds n tiles,
     whatever the localiser's boxes say: bamboo sticks and dark faces pull its boxes between
     tiles, squeeze four into three or lose the end one (`fluffy-black` faces at 1280x720,

@@ -17,6 +17,11 @@ MIN_CONFIDENCE = 0.75
 until runs were read jointly: on 30 rendered tables, 0.75 left the dead-hand calls as they were,
 6 right and none wrong, and removed 2 false joker and 1 false count flags, at the cost of 1 right
 joker flag, 1 right count flag and 12 more racks left unjudged.)"""
+TILE_MM = (24.0, 32.0)
+"""A tile's face, width x height in table millimetres (the recogniser is told its size in pixels)."""
+MIN_PITCH = 0.72
+"""Two detections on one rack row closer than this many tile widths are one tile (or a phantom
+between two): rows are thinned to the heaviest set that respects it (:func:`companion.table_group.thin_row`)."""
 
 
 @dataclass(frozen=True)

@@ -315,7 +315,8 @@ def _top_down_row(spans: list[tuple[float, float]], seams: bool = True,
 
 
 def test_row_extents_finds_the_runs_on_the_picture() -> None:
-    from companion.table import RECTIFIED_PX_PER_MM, row_extents, zone_background
+    from companion.table import RECTIFIED_PX_PER_MM
+    from companion.table_extents import row_extents, zone_background
 
     top, to_table = _top_down_row([(-100.0, -1.6), (12.0, 86.4)])  # four tiles, 13.6 mm, three tiles
     zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
@@ -351,7 +352,7 @@ def test_row_extents_finds_the_runs_on_the_picture() -> None:
 
 
 def test_refit_racks_counts_a_run_from_the_picture() -> None:
-    from companion.table import refit_racks
+    from companion.table_extents import refit_racks
 
     top, to_table = _top_down_row([(-50.0, 49.2)])  # four touching tiles
     zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
@@ -381,7 +382,7 @@ def test_refit_racks_counts_a_run_from_the_picture() -> None:
 
 
 def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:
-    from companion.table import refit_racks
+    from companion.table_extents import refit_racks
 
     zone = next(z for z in SIAMESE_LAYOUT.zones if z.name == "P1-A")
     axis, perp = (v.astype(np.float64) for v in SIAMESE_LAYOUT.reading_axes(zone))

@@ -43,7 +43,7 @@ def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: T
     """Black faces with white bamboo sticks (the benchmark's table 2 at 1280x720 over
     `fluffy-black`): the localiser squeezed four boxes over three of four 3 Bams and missed the
     fourth, and the rack read `3B 3B 3B` made a false "player 2 shows 26 tiles (too few)".  The
-    run's length on the picture says four (``companion.table.row_extents``)."""
+    run's length on the picture says four (``companion.table_extents.row_extents``)."""
     from companion.rules.card import load_card
     from scripts.bench_table import REPO, make_scene, table_faces
     from vision.render import random_view, render_table
