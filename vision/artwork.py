@@ -28,19 +28,13 @@ from vision.artwork_sources import (
     LOADERS,
     ArtworkError,
     Image,
-    artwork_dir,
-    compose,
-    flatten_alpha,
-    plain_face,
     shared_dir,
-    to_face,
-    trim_alpha,
 )
 
 __all__ = [
     "AMERICAN_STYLES", "CACHE_VERSION", "EXTRA_STYLES", "FACE_H", "FACE_W", "FONT_STYLES", "HOLDOUT_STYLE",
-    "INDEX_BASES", "STYLES", "TRAIN_STYLES", "ArtworkError", "artwork_dir", "cache_dir", "compose",
-    "flatten_alpha", "flower_codes", "plain_face", "shared_dir", "tile_faces", "to_face", "trim_alpha",
+    "INDEX_BASES", "STYLES", "TRAIN_STYLES", "ArtworkError", "cache_dir", "flower_codes", "shared_dir",
+    "tile_faces",
 ]
 
 CACHE_VERSION = "v3"  # v3: american-synth has red and green dragons

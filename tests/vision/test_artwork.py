@@ -16,10 +16,9 @@ from vision.artwork import (
     STYLES,
     TRAIN_STYLES,
     ArtworkError,
-    compose,
-    flatten_alpha,
     tile_faces,
 )
+from vision.artwork_sources import compose, flatten_alpha
 
 
 def _digest(img: np.ndarray) -> str:
