@@ -321,8 +321,7 @@ class TileSetPrototypes:
 
 
 def load_prototypes(
-    name: str, classifier: Any, small: float = 0.0, unknown: float = BASE_WEIGHT, whiten: bool = True,
-    scale: float = SCALE,
+    name: str, classifier: Any, small: float = 0.0, unknown: float = BASE_WEIGHT, scale: float = SCALE
 ) -> TileSetPrototypes:
     """The enrolled tile set ``name`` (``python -m companion enroll``) as a refiner of
     ``classifier`` (a :class:`vision.classify.TileClassifier`), its prototypes embedded again from
@@ -335,7 +334,7 @@ def load_prototypes(
     that far tiles look (:func:`sized_prototypes`), made from the stored crops.
     ``unknown``: the base classifier's weight for a set it does not know (:data:`BASE_WEIGHT`, the
     table reader's; photos pass :data:`PHOTO_BASE_WEIGHT`, and :data:`PHOTO_SCALE` for ``scale``).
-    ``whiten``: match in the space :func:`within_whitener` makes of the copies' spread.  The
+    Tiles are matched in the space :func:`within_whitener` makes of the copies' spread.  The
     copies are read once for all of these; a set whose crops are gone keeps its stored
     prototypes, its weight unmeasured and unwhitened."""
     from vision.enroll import AUGMENT
@@ -349,7 +348,7 @@ def load_prototypes(
     agreement = whitener = sized = None
     if jittered is not None:
         agreement = copies_agreement(tileset, list(classifier.classes), jittered.probs, AUGMENT)
-        whitener = within_whitener(jittered.embeddings, AUGMENT) if whiten else None
+        whitener = within_whitener(jittered.embeddings, AUGMENT)
     if small and crops is not None and usable:
         sized = (SIZED_WIDTHS, sized_prototypes(crops, classifier))
     weight = set_weight(agreement, unknown)
