@@ -17,6 +17,7 @@ laid-out set (for tests and the held-out-style benchmark).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,9 +69,8 @@ def row_lengths(layout: str) -> list[int]:
 # ---------------------------------------------------------------- finding and ordering tiles
 
 
-def contour_quads(image: Image, min_frac: float = 0.0004) -> FloatArray:
-    """Tiles as the blobs that differ from a plain background (sampled at the image border)."""
-    h, w = image.shape[:2]
+def foreground(image: Image) -> npt.NDArray[np.uint8]:
+    """1 where the photo differs from its plain background (sampled at the image border), else 0."""
     lab = cv2.cvtColor(cv2.GaussianBlur(image, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
     border = np.concatenate(
         [
@@ -90,15 +90,96 @@ def contour_quads(image: Image, min_frac: float = 0.0004) -> FloatArray:
         )
     ).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    rects = [cv2.minAreaRect(c) for c in contours if cv2.contourArea(c) > min_frac * h * w]
-    if not rects:
-        return np.zeros((0, 4, 2), np.float32)
-    areas = np.array([r[1][0] * r[1][1] for r in rects])
+    return np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8)), np.uint8)
+
+
+def blobs(image: Image, min_frac: float = 0.0004) -> list[npt.NDArray[np.int32]]:
+    """The outlines of the shapes that differ from a plain background, each at least ``min_frac``
+    of the photo, those far from the median size (under 0.35 or over 2.2 times its area) left out."""
+    h, w = image.shape[:2]
+    contours, _ = cv2.findContours(foreground(image), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    kept = [c for c in contours if cv2.contourArea(c) > min_frac * h * w]
+    if not kept:
+        return []
+    areas = np.array([np.prod(cv2.minAreaRect(c)[1]) for c in kept])
     med = float(np.median(areas))
-    rects = [r for r, a in zip(rects, areas, strict=True) if 0.35 * med < a < 2.2 * med]
-    return np.stack([_upright_quad(cv2.boxPoints(r)) for r in rects]).astype(np.float32)
+    return [np.asarray(c, np.int32) for c, a in zip(kept, areas, strict=True) if 0.35 * med < a < 2.2 * med]
+
+
+def contour_quads(image: Image, min_frac: float = 0.0004) -> FloatArray:
+    """Tiles as the blobs that differ from a plain background (:func:`blobs`), one tile each."""
+    found = blobs(image, min_frac)
+    if not found:
+        return np.zeros((0, 4, 2), np.float32)
+    rects = [np.asarray(cv2.boxPoints(cv2.minAreaRect(c)), np.float32) for c in found]
+    return np.stack([_upright_quad(r) for r in rects]).astype(np.float32)
+
+
+ROW_ASPECTS = (0.7, 2.5)
+"""A row of touching tiles cut into its layout row's count must give tiles taller than wide, about
+as a tile is (a face is about 4:3); in perspective the far rows look squatter and the near ones
+taller (a layout seen 35 degrees from above: 1.2-2.0)."""
+
+
+def row_quads(image: Image, rows: list[int]) -> FloatArray:
+    """Tiles laid touching in their rows (a gap between rows only): where the background parts the
+    photo into as many shapes as the layout has rows, each shape, taken top to bottom along its
+    own length, is cut into its row's count of tiles, in perspective (the shape's four corners
+    give the plane).  Empty when the shapes are not such rows.  A photo upside down is cut so too,
+    its row of 10 into 9: :func:`upright_grid` tells the turns apart."""
+    found = blobs(image)
+    if len(found) != len(rows) or not rows:
+        return np.zeros((0, 4, 2), np.float32)
+    sides = [_long_sides(c) for c in found]
+    first = sides[0][1] - sides[0][0]
+    sides = [(b, a, d, c) if float((b - a) @ first) < 0 else (a, b, c, d) for a, b, c, d in sides]
+    along = np.mean([b - a for a, b, _, _ in sides], axis=0)
+    across = np.array([-along[1], along[0]])  # top to bottom when the rows run left to right
+    order = np.argsort([float(np.mean(s, axis=0) @ across) for s in sides])
+    lo, hi = ROW_ASPECTS
+    quads: list[FloatArray] = []
+    for n, k in zip(rows, order, strict=True):
+        corners = np.array(sides[k], np.float32)
+        row = _cut(corners, n)
+        aspect = float(np.median([
+            float(np.linalg.norm(q[3] - q[0])) / max(float(np.linalg.norm(q[1] - q[0])), 1e-6) for q in row
+        ]))
+        if not lo <= aspect <= hi:
+            return np.zeros((0, 4, 2), np.float32)
+        quads += [_upright_quad(q) for q in row]
+    return np.stack(quads).astype(np.float32)
+
+
+def _cut(corners: FloatArray, n: int) -> FloatArray:
+    """``(n, 4, 2)``: a row's four corners ``a, b, c, d`` (``a -> b`` and ``d -> c`` its long
+    sides) cut into ``n`` tiles as the plane they lie on is seen."""
+    h = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, 1], [0, 1]], np.float32), corners)
+    x = np.arange(n + 1, dtype=np.float32)
+    top = cv2.perspectiveTransform(np.stack([x, np.zeros_like(x)], 1)[None], h)[0]
+    bottom = cv2.perspectiveTransform(np.stack([x, np.ones_like(x)], 1)[None], h)[0]
+    return np.stack([top[:-1], top[1:], bottom[1:], bottom[:-1]], axis=1).astype(np.float32)
+
+
+def _long_sides(contour: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """``(a, b, c, d)``: a shape's four corners with ``a -> b`` and ``d -> c`` its two long sides,
+    running the same way, left to right in the image where they are not upright (a quadrilateral fitted to its outline, which
+    follows a row seen in perspective; its bounding rectangle when none fits)."""
+    peri = cv2.arcLength(contour, True)
+    pts = None
+    for eps in (0.01, 0.02, 0.03, 0.05):
+        approx = cv2.approxPolyDP(contour, eps * peri, True).reshape(-1, 2)
+        if len(approx) == 4 and cv2.isContourConvex(approx.reshape(-1, 1, 2)):
+            pts = approx.astype(np.float32)
+            break
+    if pts is None:
+        pts = cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float32)
+    lengths = [float(np.linalg.norm(pts[(i + 1) % 4] - pts[i])) for i in range(4)]
+    i = 0 if lengths[0] + lengths[2] >= lengths[1] + lengths[3] else 1
+    a, b = pts[i], pts[(i + 1) % 4]
+    d, c = pts[(i + 3) % 4], pts[(i + 2) % 4]
+    if b[0] < a[0]:  # left to right
+        a, b, c, d = b, a, d, c
+    return a, b, c, d
 
 
 def _upright_quad(pts: npt.NDArray[np.float32]) -> FloatArray:
@@ -123,13 +204,17 @@ def size_spread(quads: FloatArray) -> float:
     return float(np.std(area) / max(float(np.mean(area)), 1e-6)) if len(area) else 0.0
 
 
-def find_tiles(image: Image, expected: int, localizer_path: Path | None = None) -> FloatArray:
+def find_tiles(
+    image: Image, expected: int, localizer_path: Path | None = None, rows: list[int] | None = None
+) -> FloatArray:
     """Quads of the tiles in an enrollment photo; raises :class:`EnrollError` on a wrong count.
 
-    The localiser and the contours each look; of those that find ``expected`` tiles, the one whose
-    quads are likest in size (:func:`size_spread`) is kept: on plain cloth the contours outline
-    each tile exactly, while the localiser's sizes can wander (a layout photographed 8 degrees
-    turned: short sides 40-70 px against 62 px), and on a busy cloth the contours miscount."""
+    The localiser and the contours each look, and given the layout's ``rows``, the contours again
+    as rows of touching tiles (:func:`row_quads`); of those that find ``expected`` tiles, the one
+    whose quads are likest in size (:func:`size_spread`) is kept: on plain cloth the contours
+    outline each tile exactly, while the localiser's sizes can wander (a layout photographed 8
+    degrees turned: short sides 40-70 px against 62 px), and on a busy cloth the contours
+    miscount."""
     tried: list[str] = []
     path = localizer_path or REPO / "models" / "localizer.onnx"
     candidates: list[tuple[str, FloatArray]] = []
@@ -144,11 +229,16 @@ def find_tiles(image: Image, expected: int, localizer_path: Path | None = None) 
         except (ImportError, ValueError) as exc:
             tried.append(f"localizer failed ({exc})")
     candidates.append(("contours", contour_quads(image)))
+    touching = row_quads(image, rows) if rows and sum(rows) == expected else None
     counted = [quads for _, quads in candidates if len(quads) == expected]
+    if touching is not None and len(touching):
+        counted.append(touching)
     if counted:
         return min(counted, key=size_spread)  # the localiser's on a tie
     tried += [f"{name} found {len(quads)}" for name, quads in candidates]
-    raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}")
+    shapes = len(candidates[-1][1])
+    hint = " (rows that touch one another: leave a gap between rows)" if rows and 0 < shapes < len(rows) else ""
+    raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}{hint}")
 
 
 def layout_tilt(centres: FloatArray) -> float:
@@ -252,44 +342,64 @@ def enroll_image(
 
     image = without_light(image)  # the set's faces as the recogniser sees them under any lamp or glare
     codes = layout_codes(layout)
-    turn, crops = upright_grid(image, layout)
+    turn, crops = upright_grid(image, layout, clf)
     res = clf.run(crops)
-    agree = float(np.mean([
-        a == b or (b == "F" and a[:2] in ("FL", "SE"))
-        for a, b in zip(res.codes, codes, strict=True)
-    ]))
+    agree = agreement(res.codes, codes)
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
     meta = {"turned_degrees": 90 * turn} if turn else {}
     return TileSet(name, layout, tuple(codes), prototypes, meta), crops, agree
 
 
+def agreement(read: Sequence[str], codes: Sequence[str]) -> float:
+    """The share of tiles read as laid out (a flower or season read for the layout's ``F``)."""
+    return float(np.mean([
+        a == b or (b == "F" and a[:2] in ("FL", "SE")) for a, b in zip(read, codes, strict=True)
+    ]))
+
+
 TURNS = (0, 2, 1, 3)
 """Quarter turns (counter-clockwise, :func:`numpy.rot90`) an enrollment photo is tried at, the
 photo as taken first: one taken upside down, or sideways by a phone that wrote no orientation tag,
-is read turned upright.  A layout's rows tell the turns apart, so at most one fits (American
-9-9-9-10, Chinese 9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round
-in rows of at most 5 tiles)."""
+is read turned upright.  A layout's rows mostly tell the turns apart (American 9-9-9-10, Chinese
+9-9-9-7-8: turned half round they read 10-9-9-9 and 8-7-9-9-9, a quarter round in rows of at
+most 5 tiles).  Rows of touching tiles do not (:func:`row_quads` cuts a row into the count the
+layout asks of it), nor a lucky count of the localiser's: :data:`TURN_MARGIN`."""
+TURN_MARGIN = 0.25
+"""Where the photo's tiles form the layout's rows at more than one turn, the first is kept unless
+the base classifier reads this much more of another's tiles as laid out (:func:`agreement`):
+a photo of touching rows taken upside down, cut 10-9-9-9 as 9-9-9-10, reads none right."""
 
 
-def upright_grid(image: Image, layout: str) -> tuple[int, Image]:
+def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -> tuple[int, Image]:
     """``(quarter turns, crops in layout order)`` at the first turn of :data:`TURNS` at which the
-    photo's tiles form the layout's rows; raises the photo as taken's :class:`EnrollError` when
-    none does."""
+    photo's tiles form the layout's rows, or with ``clf`` at another that reads
+    :data:`TURN_MARGIN` more of them as laid out; raises the photo as taken's
+    :class:`EnrollError` when none does."""
     from vision.classify import extract_crops
 
     rows = row_lengths(layout)
     first: EnrollError | None = None
+    fits: list[tuple[int, Image]] = []
     for turn in TURNS:
         turned = np.ascontiguousarray(np.rot90(image, turn))
         try:
-            quads = sort_into_grid(find_tiles(turned, sum(rows)), rows)
+            quads = sort_into_grid(find_tiles(turned, sum(rows), rows=rows), rows)
         except EnrollError as exc:
             first = first or exc
             continue
-        return turn, extract_crops(turned, quads)
-    assert first is not None
-    raise first
+        fits.append((turn, extract_crops(turned, quads)))
+        if clf is None:
+            break
+    if not fits:
+        assert first is not None
+        raise first
+    if len(fits) == 1 or clf is None:
+        return fits[0]
+    codes = layout_codes(layout)
+    agree = [agreement(clf.run(crops).codes, codes) for _, crops in fits]
+    best = int(np.argmax(agree))
+    return fits[best] if agree[best] >= agree[0] + TURN_MARGIN else fits[0]
 
 
 # ---------------------------------------------------------------- the sheet and a synthetic photo
@@ -324,20 +434,23 @@ def layout_sheet_svg(layout: str) -> str:
 
 
 def grid_photo(
-    faces: dict[str, Image], layout: str, rng: np.random.Generator, tile_w: int = 60
+    faces: dict[str, Image], layout: str, rng: np.random.Generator, tile_w: int = 60,
+    touching: bool = False,
 ) -> tuple[Image, FloatArray]:
-    """A synthetic photo of a laid-out set on dark cloth, and the true quads in layout order."""
+    """A synthetic photo of a laid-out set on dark cloth, and the true quads in layout order;
+    ``touching``: the tiles of a row touch (the rows keep their gap)."""
     rows = LAYOUTS[layout]
     tile_h = round(tile_w * 4 / 3)
     gap = tile_w // 3
-    width = 2 * gap + max(len(r) for r in rows) * (tile_w + gap)
+    pitch = tile_w if touching else tile_w + gap
+    width = 2 * gap + max(len(r) for r in rows) * pitch
     height = 2 * gap + len(rows) * (tile_h + gap)
     base = np.array([60, 45, 35], np.float32) + rng.uniform(-15, 15, 3)
     img = np.clip(base + rng.normal(0, 4, (height, width, 3)), 0, 255).astype(np.uint8)
     quads = []
     for r, row in enumerate(rows):
         for c, code in enumerate(row):
-            x = gap + c * (tile_w + gap) + int(rng.integers(-3, 4))
+            x = gap + c * pitch + (0 if touching else int(rng.integers(-3, 4)))
             y = gap + r * (tile_h + gap) + int(rng.integers(-3, 4))
             img[y : y + tile_h, x : x + tile_w] = cv2.resize(
                 faces[code], (tile_w, tile_h), interpolation=cv2.INTER_AREA

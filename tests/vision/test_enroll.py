@@ -116,6 +116,53 @@ def _turned_by(image: np.ndarray, degrees: float) -> np.ndarray:
     return cv2.warpAffine(image, m, size, borderValue=tuple(int(v) for v in image[2, 2]))
 
 
+def _seen_from(image: np.ndarray, degrees: float) -> np.ndarray:
+    """The photo as a camera sees it tilted ``degrees`` from straight above (a pinhole camera
+    turned about the photo's x axis): its rows in perspective, one end of the layout larger."""
+    h, w = image.shape[:2]
+    k = np.array([[1.2 * w, 0, w / 2], [0, 1.2 * w, h / 2], [0, 0, 1]])
+    a = np.radians(degrees)
+    turn = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    m = k @ turn @ np.linalg.inv(k)
+    corners = cv2.perspectiveTransform(np.float32([[[0, 0]], [[w, 0]], [[w, h]], [[0, h]]]), m)
+    lo, hi = corners.reshape(-1, 2).min(axis=0), corners.reshape(-1, 2).max(axis=0)
+    m = np.array([[1, 0, 20 - lo[0]], [0, 1, 20 - lo[1]], [0, 0, 1]]) @ m
+    size = (int(hi[0] - lo[0]) + 40, int(hi[1] - lo[1]) + 40)
+    return cv2.warpPerspective(image, m, size, borderValue=tuple(int(v) for v in image[2, 2]))
+
+
+@pytest.mark.parametrize("view", ["level", "upside down", "tilted 30 degrees"])
+def test_tiles_touching_in_their_rows_enroll_in_order(tmp_path: Path, view: str) -> None:
+    """Tiles laid touching in their rows, as on a rack, a gap between rows only: the cloth shows
+    one shape a row, each cut into its row's count of tiles.  Upside down, the rows 8-7-9-9-9 cut
+    as 9-9-9-7-8 form the layout's rows too; the base classifier reads the turn back far more of
+    them as laid out, so it is kept.  Each tile's prototype is that of the set laid out apart."""
+    from vision.enroll import enroll_image
+
+    faces = {c: v[0] for c, v in tile_faces(HOLDOUT_STYLE).items()}
+    apart, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
+    touching, quads = grid_photo(faces, "chinese", np.random.default_rng(0), touching=True)
+    clf = TileClassifier(MODEL)
+    laid_apart, _, _ = enroll_image(apart, "chinese", clf, "apart")
+    image = {"level": touching, "upside down": np.ascontiguousarray(touching[::-1, ::-1]),
+             "tilted 30 degrees": _seen_from(touching, 30.0)}[view]
+    ts, _, agree = enroll_image(image, "chinese", clf, "touching")
+    assert ts.meta == ({"turned_degrees": 180} if view == "upside down" else {})
+    assert np.sum(ts.embeddings * laid_apart.embeddings, axis=1).min() > 0.9 and agree > 0.5
+
+
+def test_rows_that_touch_one_another_are_named_in_the_error() -> None:
+    faces = {c: v[0] for c, v in tile_faces(HOLDOUT_STYLE).items()}
+    image, quads = grid_photo(faces, "chinese", np.random.default_rng(0), touching=True)
+    tile_h = int(quads[0, 3, 1] - quads[0, 0, 1])
+    # the rows pushed together, the gap cut from between them: the whole layout one shape
+    rows = [image[: int(quads[0, 0, 1]) - 3]]
+    rows += [image[int(q[0, 1]) - 3 : int(q[0, 1]) + tile_h + 3] for q in quads[[0, 9, 18, 27, 34]]]
+    packed = np.ascontiguousarray(np.concatenate([*rows, image[int(quads[-1, 3, 1]) + 3 :]]))
+    with pytest.raises(EnrollError, match="leave a gap between rows"):
+        find_tiles(packed, 42, rows=row_lengths("chinese"))
+
+
 @pytest.mark.parametrize("degrees", [8.0, 12.0, -20.0, 35.0])
 def test_a_layout_lying_askew_enrolls_along_its_own_rows(tmp_path: Path, degrees: float) -> None:
     """Tiles laid out askew (or a phone held a little turned): ordered along their own rows, each
