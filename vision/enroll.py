@@ -202,8 +202,10 @@ def layout_sheet_svg(layout: str) -> str:
         '<svg xmlns="http://www.w3.org/2000/svg" width="1123" height="794" viewBox="0 0 1123 794">',
         '<rect width="1123" height="794" fill="white"/>',
         f'<text x="40" y="50" font-family="sans-serif" font-size="26">Tile set enrollment: {layout} layout</text>',
-        '<text x="40" y="85" font-family="sans-serif" font-size="15">Lay one of each tile face up, upright, '
-        "in this order on a plain dark cloth, with a finger's gap between tiles. Photograph from above.</text>",
+        '<text x="40" y="80" font-family="sans-serif" font-size="15">Lay one of each tile face up, upright, '
+        "in this order on a plain dark cloth, a finger's gap between rows (a row's tiles may touch).</text>",
+        '<text x="40" y="102" font-family="sans-serif" font-size="15">Photograph from above, the whole '
+        "layout in the picture.</text>",
     ]
     for r, row in enumerate(rows):
         for c, code in enumerate(row):
