@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.enroll_grid import EnrollError, find_tiles, layout_tilt, sort_into_grid
+from vision.enroll_grid import EnrollError, find_tiles, layout_tilt, sort_into_grid, tile_candidates
 
 if TYPE_CHECKING:
     from vision.classify import TileClassifier
@@ -159,6 +159,19 @@ the base classifier reads this much more of another's tiles as laid out (:func:`
 a photo of touching rows taken upside down, cut 10-9-9-9 as 9-9-9-10, reads none right."""
 
 
+def _first_in_rows(candidates: list[FloatArray], rows: list[int]) -> FloatArray:
+    """The first of ``candidates`` that forms the layout's ``rows`` (:func:`sort_into_grid`),
+    in layout order; the first's :class:`EnrollError` when none does."""
+    error: EnrollError | None = None
+    for quads in candidates:
+        try:
+            return sort_into_grid(quads, rows)
+        except EnrollError as exc:
+            error = error or exc
+    assert error is not None
+    raise error
+
+
 def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -> tuple[int, Image]:
     """``(quarter turns, crops in layout order)`` at the first turn of :data:`TURNS` at which the
     photo's tiles form the layout's rows, or with ``clf`` at another that reads
@@ -172,7 +185,7 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
     for turn in TURNS:
         turned = np.ascontiguousarray(np.rot90(image, turn))
         try:
-            quads = sort_into_grid(find_tiles(turned, sum(rows), rows=rows), rows)
+            quads = _first_in_rows(tile_candidates(turned, sum(rows), rows=rows), rows)
         except EnrollError as exc:
             first = first or exc
             continue

@@ -160,40 +160,162 @@ def size_spread(quads: FloatArray) -> float:
     return float(np.std(area) / max(float(np.mean(area)), 1e-6)) if len(area) else 0.0
 
 
+FIT_MISSING = 4
+"""At most this many tiles of a layout are filled in where the localiser found none of its usual
+sureness (:func:`fit_rows`)."""
+FIT_EVIDENCE = 0.1
+"""The objectness down to which the localiser's peaks count as a sign of a tile at a row's end
+(:func:`fit_rows`): a face-down tile on a cloth of its colour, missed at 0.3, peaks at 0.2-0.6
+where it lies."""
+FIT_NEAR = 0.35
+"""...when centred within this share of a step of the place."""
+
+
+def fit_rows(
+    quads: FloatArray, scores: FloatArray, rows: list[int], weak: FloatArray | None = None
+) -> FloatArray:
+    """The localiser's tiles fitted to the layout's rows, in layout order; empty when they do not fit.
+
+    On a real table a photo of 37 tiles often comes back with one found twice or boxed on the
+    cloth, or one missed.  Tiles far from the median size are left out; the rest are grouped into
+    rows along the layout's own direction (:func:`layout_tilt`; a group of one or two off every
+    row is left out where there are more groups than rows), and each tile given its place in its
+    row from the median step between neighbours.  Of two in one place the surer is kept.  A row
+    with more places than the layout asks fails; a place missing inside a row is filled with its
+    neighbour's quad moved one step, and one missing at a row's end is filled at whichever end
+    the localiser saw a tile at all (a peak of ``weak``, the centres of its finds down to
+    :data:`FIT_EVIDENCE`, within :data:`FIT_NEAR` of a step) where it saw none at the other.
+    At most :data:`FIT_MISSING` are filled."""
+    from vision.detect import quad_params
+
+    empty = np.zeros((0, 4, 2), np.float32)
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    if not rows or not 0.8 * sum(rows) <= len(q) <= 1.3 * sum(rows):
+        return empty
+    p = quad_params(q)
+    area = p[:, 2] * p[:, 3]
+    keep = (area > 0.45 * np.median(area)) & (area < 2.2 * np.median(area))
+    q, sc, p = q[keep], np.asarray(scores, np.float32)[keep], p[keep]
+    tilt = layout_tilt(p[:, :2])
+    along = np.array([np.cos(tilt), np.sin(tilt)])
+    uv = p[:, :2] @ np.stack([along, [-along[1], along[0]]], axis=1)
+    groups = _row_groups(uv[:, 1], 0.5 * float(np.median(p[:, 3])))
+    while len(groups) > len(rows) and min(len(g) for g in groups) <= 2:
+        groups.remove(min(groups, key=len))
+    if len(groups) != len(rows):
+        return empty
+    diffs = np.concatenate([np.diff(np.sort(uv[g, 0])) for g in groups if len(g) > 1])
+    pitch = float(np.median(diffs)) if len(diffs) else 0.0
+    pitch = float(np.median(diffs[diffs < 1.5 * pitch])) if pitch > 0 else 0.0
+    if pitch <= 0:
+        return empty
+    seen = np.asarray(weak if weak is not None else p[:, :2], np.float32).reshape(-1, 2)
+    out: list[FloatArray] = []
+    filled = 0
+    for n, g in zip(rows, groups, strict=True):
+        row = _placed(uv[:, 0], sc, g, pitch)
+        lo, hi = min(row), max(row)
+        if hi - lo + 1 > n or hi - lo + 1 < n - 1:
+            return empty
+        tiles = {k: q[i] for k, i in row.items()}
+        if hi - lo + 1 < n:  # one missing at an end: the end where the localiser saw a tile
+            ends = {lo - 1: _moved(q[row[lo]], -pitch * along), hi + 1: _moved(q[row[hi]], pitch * along)}
+            shown = [k for k, v in ends.items()
+                     if len(seen) and float(np.min(np.linalg.norm(seen - v.mean(axis=0), axis=1))) < FIT_NEAR * pitch]
+            if len(shown) != 1:
+                return empty
+            tiles[shown[0]] = ends[shown[0]]
+            filled += 1
+        first = min(tiles)
+        for k in range(first, first + n):
+            if k not in tiles:  # a place missing inside the row: its left neighbour moved a step
+                tiles[k] = _moved(tiles[k - 1], pitch * along)
+                filled += 1
+            out.append(tiles[k])
+    if filled > FIT_MISSING:
+        return empty
+    return np.stack(out).astype(np.float32)
+
+
+def _row_groups(v: npt.NDArray[np.float64], gap: float) -> list[list[int]]:
+    """Indices grouped into rows: sorted across the rows, a new row wherever the next lies more
+    than ``gap`` beyond the mean of the row so far."""
+    order = np.argsort(v)
+    groups: list[list[int]] = [[int(order[0])]] if len(order) else []
+    for i in order[1:]:
+        if v[i] - float(np.mean(v[groups[-1]])) > gap:
+            groups.append([])
+        groups[-1].append(int(i))
+    return groups
+
+
+def _placed(u: npt.NDArray[np.float64], sc: FloatArray, group: list[int], pitch: float) -> dict[int, int]:
+    """``{place in the row: index}`` for one row's tiles (``group``), places counted in steps of
+    ``pitch`` along the row (``u``) from its first tile; of two in one place the surer kept."""
+    places = np.rint((u[group] - u[group].min()) / pitch).astype(int)
+    row: dict[int, int] = {}
+    for k, i in zip(places.tolist(), group, strict=True):
+        if k not in row or sc[i] > sc[row[k]]:
+            row[k] = i
+    return row
+
+
+def _moved(quad: FloatArray, by: npt.NDArray[np.float64]) -> FloatArray:
+    return (np.asarray(quad, np.float32) + np.asarray(by, np.float32)).astype(np.float32)
+
+
 def find_tiles(
     image: Image, expected: int, localizer_path: Path | None = None, rows: list[int] | None = None
 ) -> FloatArray:
-    """Quads of the tiles in an enrollment photo; raises :class:`EnrollError` on a wrong count.
+    """Quads of the tiles in an enrollment photo (the first of :func:`tile_candidates`); raises
+    :class:`EnrollError` when no finder counts ``expected`` tiles."""
+    return tile_candidates(image, expected, localizer_path, rows)[0]
+
+
+def tile_candidates(
+    image: Image, expected: int, localizer_path: Path | None = None, rows: list[int] | None = None
+) -> list[FloatArray]:
+    """The ways of finding an enrollment photo's tiles that count ``expected``, likest first;
+    raises :class:`EnrollError` when none does.
 
     The localiser and the contours each look, and given the layout's ``rows``, the contours again
     as rows of touching tiles (:func:`row_quads`); of those that find ``expected`` tiles, the one
-    whose quads are likest in size (:func:`size_spread`) is kept: on plain cloth the contours
+    whose quads are likest in size (:func:`size_spread`) comes first: on plain cloth the contours
     outline each tile exactly, while the localiser's sizes can wander (a layout photographed 8
     degrees turned: short sides 40-70 px against 62 px), and on a busy cloth the contours
-    miscount."""
+    miscount.  Last, given ``rows``, the localiser's tiles fitted to the layout's rows
+    (:func:`fit_rows`: a tile found twice or on the cloth left out, one missed filled in)."""
     tried: list[str] = []
     path = localizer_path or REPO / "models" / "localizer.onnx"
     candidates: list[tuple[str, FloatArray]] = []
+    found, weak = None, None
     if path.is_file():
         try:
-            from vision.detect import TileLocalizer
+            from vision.detect import TileLocalizer, quad_params
 
-            loc = TileLocalizer(
-                path, input_long_side=min(1280, max(320, max(image.shape[:2]) // 32 * 32))
-            )
-            candidates.append(("localizer", loc.localize(image).quads))
+            side = min(1280, max(320, max(image.shape[:2]) // 32 * 32))
+            found = TileLocalizer(path, input_long_side=side).localize(image)
+            candidates.append(("localizer", found.quads))
+            if rows:
+                low = TileLocalizer(path, threshold=FIT_EVIDENCE, input_long_side=side).localize(image)
+                weak = quad_params(low.quads)[:, :2]
         except (ImportError, ValueError) as exc:
             tried.append(f"localizer failed ({exc})")
     candidates.append(("contours", contour_quads(image)))
-    touching = row_quads(image, rows) if rows and sum(rows) == expected else None
     counted = [quads for _, quads in candidates if len(quads) == expected]
-    if touching is not None and len(touching):
-        counted.append(touching)
+    if rows and sum(rows) == expected:
+        touching = row_quads(image, rows)
+        counted += [touching] if len(touching) else []
+    counted.sort(key=size_spread)  # the localiser's first on a tie
+    if rows and sum(rows) == expected and found is not None:
+        fitted = fit_rows(found.quads, found.score, rows, weak)
+        counted += [fitted] if len(fitted) else []
     if counted:
-        return min(counted, key=size_spread)  # the localiser's on a tie
+        return counted
     tried += [f"{name} found {len(quads)}" for name, quads in candidates]
     shapes = len(candidates[-1][1])
-    hint = " (rows that touch one another: leave a gap between rows)" if rows and 0 < shapes < len(rows) else ""
+    hint = (" (the cloth shows fewer shapes than the layout has rows: leave a wider gap between rows, "
+            "on a plain cloth darker than the tiles)") if rows and 0 < shapes < len(rows) else ""
     raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}{hint}")
 
 
