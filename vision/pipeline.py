@@ -10,6 +10,8 @@ Its rules for photos live beside it:
 
 - :mod:`vision.scales`: the sizes and scales a picture is read at;
 - :mod:`vision.mend`: boxes mended from their neighbours;
+- :mod:`vision.photo_tiles`: a photo's tiles mended once read (missed backs added, the
+  :mod:`vision.mend` rules applied and the tiles they move read again);
 - :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks).
 """
 
@@ -25,8 +27,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companion.rules.tiles import BACK
-from vision import backs, mend, scales
+from vision import backs, mend, photo_tiles, scales
 from vision.detect import (
     ANGLE_COHERENCE,
     TileLocalizer,
@@ -211,58 +212,12 @@ class TileRecognizer:
         ``(tiles, objectness)``.  ``shrunk``: ``img`` already shrunk by area to
         :data:`vision.backs.GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
         out, objectness = self._read_photo(img)
-        patches = backs.plain_patches(img, out, objectness) if backs.PLAIN_BACKS else np.zeros((0, 4, 2), np.float32)
-        if len(patches):  # face-down tiles the localiser missed: plain patches read as backs
-            read = self.classify(img, patches)
-            sure_back = (read.codes == BACK) & (read.confidence >= backs.PLAIN_BACK_SURE)
-            if backs.WHITE_CHROMA > 0 and backs.PLAIN_COLOURED and read.probs is not None and backs.WHITE_DRAGON in read.classes:
-                # a plain face the classifier is sure of, back or white dragon, and no white one: a back
-                plain = read.probs[:, read.classes.index(BACK)] + read.probs[:, read.classes.index(backs.WHITE_DRAGON)]
-                coloured = np.flatnonzero((read.codes == backs.WHITE_DRAGON) & (plain >= backs.PLAIN_BACK_SURE) & backs.not_white(img, read))
-                read = backs.without_class(read, coloured, backs.WHITE_DRAGON)
-                sure_back[coloured] = read.codes[coloured] == BACK
-            sure = np.flatnonzero(sure_back)
-            if len(sure):
-                read = read[sure]
-                read.meta["objectness"] = np.ones(len(read), np.float32)
-                out, objectness = out.joined(read), np.concatenate([objectness, np.ones(len(read), np.float32)])
+        out, objectness = photo_tiles.with_missed_backs(self.classify, img, out, objectness)
         if len(out):  # the table seen through a gap is no face-down tile
             real = ~backs.table_gaps(img, out, shrunk)
             out, objectness = out[real], objectness[real]
         out = mend.grown_backs(out, objectness)
-        known: tuple[mend.NeighbourSizes | None] | None = (mend.neighbour_sizes(out, objectness),)  # while no tile moves
-        quads = mend.rim_grown(img, out, objectness, known)
-        moved = np.flatnonzero(np.any(quads != out.quads, axis=(1, 2)))
-        if len(moved):  # half a tile boxed: the whole tile, read again
-            read = self.classify(img, quads[moved])
-            if isinstance(out.meta.get("objectness"), np.ndarray):
-                read.meta["objectness"] = out.meta["objectness"][moved]
-            out, _, _ = in_place(out, moved, read)
-            known = None
-        pairs = mend.halves_of_tiles(out, objectness, known) if mend.HALVES_JOINED else []
-        if pairs:  # one tile boxed in two halves: read whole where it reads about as surely as either half
-            read = self.classify(img, np.stack([q for _, _, q in pairs]))
-            win = [k for k, (i, j, _) in enumerate(pairs) if read.confidence[k] >= max(out.confidence[i], out.confidence[j]) - mend.HALF_TIE]
-            if win:
-                first = np.array([pairs[k][0] for k in win])
-                second = np.array([pairs[k][1] for k in win])
-                whole = np.maximum(objectness[first], objectness[second])
-                read = read[np.array(win)]
-                if isinstance(out.meta.get("objectness"), np.ndarray):
-                    read.meta["objectness"] = whole
-                out, keep, order = in_place(out, first, read, dropped=second)
-                objectness = np.concatenate([objectness[keep], whole])[order]
-                known = None
-        across = mend.across_tiles(img, out, objectness, known) if mend.ACROSS_TURNED else []
-        if across:  # a tile boxed across its length: read whole, kept where that names another tile more surely
-            rows = np.array([i for i, _ in across])
-            read = self.classify(img, np.stack([q for _, q in across]))
-            named = np.flatnonzero((read.codes != out.codes[rows]) & (read.confidence > out.confidence[rows]))
-            if len(named):
-                read = read[named]
-                if isinstance(out.meta.get("objectness"), np.ndarray):
-                    read.meta["objectness"] = out.meta["objectness"][rows[named]]
-                out, _, _ = in_place(out, rows[named], read)
+        out, objectness = photo_tiles.mended(self.classify, img, out, objectness)
         if backs.WHITE_CHROMA > 0 and len(out):  # a coloured plain face is no white dragon
             out = backs.without_class(out, np.flatnonzero(backs.not_white(img, out)), backs.WHITE_DRAGON)
         return out, objectness
@@ -544,19 +499,6 @@ def turns(prototypes: Any) -> bool:
     without it those photos read 2591 / 2677 of their boxed tiles right against 2613 / 2691.
     A table reader lays its quads square to the table (its sides are known) and never turns."""
     return prototypes is None or bool(prototypes.known)
-
-
-def in_place(
-    det: Detections, rows: npt.NDArray[np.int64], read: Detections, dropped: npt.NDArray[np.int64] | None = None
-) -> tuple[Detections, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """``(tiles, keep, order)``: ``det`` with its tiles at ``rows`` replaced by ``read`` (one a
-    row, in that order) and those at ``dropped`` left out, every other tile where it was; ``keep``
-    are the rows kept as they were, and ``order`` puts ``keep`` then ``rows`` back in place (for
-    arrays that follow the tiles)."""
-    gone = rows if dropped is None else np.concatenate([rows, dropped])
-    keep = np.setdiff1d(np.arange(len(det)), gone)
-    order = np.argsort(np.concatenate([keep, rows]), kind="stable")
-    return det[keep].joined(read)[order], keep, order
 
 
 def scale_boxes(boxes: npt.NDArray[np.float32], scale: float) -> npt.NDArray[np.float32]:
