@@ -214,12 +214,12 @@ def fit_rows(
     filled = 0
     for n, g in zip(rows, groups, strict=True):
         row = _placed(uv[:, 0], sc, g, pitch)
-        lo, hi = min(row), max(row)
-        if hi - lo + 1 > n or hi - lo + 1 < n - 1:
+        if max(row) - min(row) + 1 > n:
             return empty
         tiles = {k: q[i] for k, i in row.items()}
-        if hi - lo + 1 < n:  # one missing at an end: the end where the localiser saw a tile
-            ends = {lo - 1: _moved(q[row[lo]], -pitch * along), hi + 1: _moved(q[row[hi]], pitch * along)}
+        while max(tiles) - min(tiles) + 1 < n:  # missing at an end: the end where the localiser saw a tile
+            lo, hi = min(tiles), max(tiles)
+            ends = {lo - 1: _moved(tiles[lo], -pitch * along), hi + 1: _moved(tiles[hi], pitch * along)}
             shown = [k for k, v in ends.items()
                      if len(seen) and float(np.min(np.linalg.norm(seen - v.mean(axis=0), axis=1))) < FIT_NEAR * pitch]
             if len(shown) != 1:
