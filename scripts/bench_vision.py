@@ -862,23 +862,46 @@ def main() -> None:
         print_held_out(args)
 
 
-def held_out_scenes(models: Path, n: int, seed: int = 21, threads: int = 2) -> tuple[Tally, Tally, float]:
+HELD_OUT_PHOTO_SEEDS = (1000, 1001)
+"""Seeds of the rendered table photos (:func:`scripts.synth_scenes.layout_photo`, tiles apart) the
+held-out style is also enrolled from, as a player's phone photo of the layout would enroll it."""
+
+
+def held_out_scenes(
+    models: Path, n: int, seed: int = 21, threads: int = 2, photo_seeds: tuple[int, ...] = ()
+) -> tuple[Tally, Tally, float, dict[int, Tally | None]]:
     """American scenes drawn over the style no model trained on (:data:`vision.artwork.HOLDOUT_STYLE`),
     read plain and with that set enrolled from one synthetic grid photo of one of each tile, as
-    ``bench_table --enroll`` enrolls it: ``(plain, enrolled, the set's base agreement)``."""
+    ``bench_table --enroll`` enrolls it: ``(plain, enrolled, the set's base agreement, by photo)``;
+    with ``photo_seeds``, also enrolled from each rendered table photo of the layout
+    (:data:`HELD_OUT_PHOTO_SEEDS`), None where that photo is refused."""
     import tempfile
 
     from scripts.bench_table import enrolled
-    from scripts.synth_scenes import SceneMaker, american_scene_faces
+    from scripts.synth_scenes import SceneMaker, american_scene_faces, layout_photo
     from vision.artwork import HOLDOUT_STYLE
+    from vision.classify import TileClassifier, photo_classifier
+    from vision.enroll import EnrollError, enroll_image
     from vision.pipeline import TileRecognizer, clip_boxes
+    from vision.tileset import save_tileset
 
     faces = american_scene_faces(4242, (HOLDOUT_STYLE,))
+    first = {c: np.asarray(v[0]) for c, v in faces.items()}
+    photos: dict[int, Tally | None] = {}
     with tempfile.TemporaryDirectory(prefix="bench-held-out-") as tmp:
         readers = {
             "plain": TileRecognizer(models, threads=threads),
             "enrolled": TileRecognizer(models, threads=threads, tileset=enrolled(faces, models, Path(tmp))),
         }
+        clf = TileClassifier(photo_classifier(models))
+        for s in photo_seeds:
+            try:
+                ts, crops, _ = enroll_image(layout_photo(first, np.random.default_rng(s))[0], "american", clf, f"photo-{s}")
+            except EnrollError:
+                photos[s] = None
+                continue
+            folder = save_tileset(ts, crops, Path(tmp) / f"photo-{s}")
+            readers[f"photo-{s}"] = TileRecognizer(models, threads=threads, tileset=str(folder))
     gen = SceneMaker(seed=seed + 5000, faces=faces, in_view=True)
     rng = np.random.default_rng(seed)
     tallies = {name: Tally() for name in readers}
@@ -891,19 +914,26 @@ def held_out_scenes(models: Path, n: int, seed: int = 21, threads: int = 2) -> t
                 d = d[~np.any(inside_quads(d.centres, sc.ignored), axis=1)]
             tallies[name].add(d.boxes, [str(c) for c in d.codes], d.confidence, truth, [str(c) for c in sc.codes])
     agreement = readers["enrolled"].prototypes.agreement
-    return tallies["plain"], tallies["enrolled"], float(agreement) if agreement is not None else float("nan")
+    photos.update({s: tallies[f"photo-{s}"] for s in photo_seeds if f"photo-{s}" in tallies})
+    return (tallies["plain"], tallies["enrolled"], float(agreement) if agreement is not None else float("nan"),
+            photos)
 
 
 def print_held_out(args: argparse.Namespace) -> None:
     """:func:`held_out_scenes`, per tile and as detections."""
     from vision.artwork import HOLDOUT_STYLE
 
-    plain, enrolled_tally, agreement = held_out_scenes(args.models, args.held_out, threads=args.threads)
+    plain, enrolled_tally, agreement, photos = held_out_scenes(
+        args.models, args.held_out, threads=args.threads, photo_seeds=HELD_OUT_PHOTO_SEEDS)
     n = max(sum(plain.per_truth.values()), 1)
     print(f"\nsynthetic American scenes over {HOLDOUT_STYLE}, the style no model trained on: {args.held_out}, "
           f"{n} tiles (the set enrolled from one grid photo, base agreement {agreement:.3f})")
     for name, t in (("plain", plain), ("enrolled", enrolled_tally)):
         print(f"  {name:<9} per-tile accuracy {t.tp / n:.4f}; as detections F1 {Tally.prf(t.tp, t.fp, t.fn)[2]:.4f}")
+    for s, t in photos.items():
+        where = f"enrolled from a table photo of the layout (rendered, seed {s})"
+        print(f"  {where}: refused" if t is None else
+              f"  {where}: per-tile accuracy {t.tp / n:.4f}; as detections F1 {Tally.prf(t.tp, t.fp, t.fn)[2]:.4f}")
 
 
 if __name__ == "__main__":

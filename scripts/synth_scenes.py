@@ -316,6 +316,33 @@ def camera_effects(
     return out8, quads.astype(np.float32)
 
 
+def layout_photo(
+    faces: dict[str, np.ndarray], rng: np.random.Generator, touching: bool = False, layout: str = "american",
+    short: float = 60.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """An enrollment layout (:data:`vision.enroll.LAYOUTS`) as a phone photographs it on a table:
+    tiles with their sides and shadows (:func:`draw_tile`) on felt, wood or woven cloth
+    (:func:`table_texture`), a lamp's falloff, perhaps a cast shadow, a little perspective, blur,
+    noise, JPEG (:func:`camera_effects`); the tiles apart, or ``touching`` in their rows.
+    ``(image, true quads in layout order)``."""
+    from vision.enroll import layout_codes, row_lengths
+
+    long, gap, margin = short * 4 / 3, short / 3, 2.2 * short
+    pitch = short if touching else short + gap
+    rows = row_lengths(layout)
+    w, h = int(2 * margin + max(rows) * pitch), int(2 * margin + len(rows) * (long + gap))
+    img = table_texture(w, h, rng)
+    quads = []
+    for r, row in enumerate(rows):
+        for c in range(row):
+            x = margin + c * pitch + (0 if touching else rng.uniform(-3, 3))
+            y = margin + r * (long + gap) + rng.uniform(-3, 3)
+            quads.append(np.array([[x, y], [x + short, y], [x + short, y + long], [x, y + long]], np.float32))
+    for q, code in zip(quads, layout_codes(layout), strict=True):
+        draw_tile(img, tile_sprite(np.asarray(faces[code]), rng), q, rng)
+    return camera_effects(img, np.array(quads), rng)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="write synthetic scenes with their quads drawn")
     ap.add_argument("--out", type=Path, default=REPO / "runs" / "synth")

@@ -181,10 +181,10 @@ def test_scenes_over_the_held_out_style_read_better_with_the_set_enrolled() -> N
     from scripts.bench_vision import REPO, held_out_scenes
     from vision.prototypes import KNOWN_SET_AGREEMENT
 
-    plain, enrolled, agreement = held_out_scenes(REPO / "models", 3)
+    plain, enrolled, agreement, photos = held_out_scenes(REPO / "models", 3)
     assert sum(plain.per_truth.values()) == sum(enrolled.per_truth.values()) > 40
     assert enrolled.tp >= plain.tp + 5
-    assert agreement < KNOWN_SET_AGREEMENT
+    assert agreement < KNOWN_SET_AGREEMENT and photos == {}
 
 
 def test_the_real_set_is_enrolled_and_read_as_detect_tileset_reads_it() -> None:

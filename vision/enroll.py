@@ -23,7 +23,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.enroll_grid import EnrollError, find_tiles, layout_tilt, sort_into_grid, tile_candidates
+from vision.enroll_grid import (
+    EnrollError,
+    even_sized,
+    find_tiles,
+    layout_tilt,
+    sort_into_grid,
+    tile_candidates,
+)
 
 if TYPE_CHECKING:
     from vision.classify import TileClassifier
@@ -219,7 +226,7 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
         except EnrollError as exc:
             first = first or exc
             continue
-        fits.append((turn, extract_crops(turned, quads)))
+        fits.append((turn, extract_crops(turned, even_sized(quads, rows))))
         if clf is None:
             break
     if not fits:

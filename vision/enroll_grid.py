@@ -319,6 +319,39 @@ def tile_candidates(
     raise EnrollError(f"expected {expected} tiles in the layout, but {'; '.join(tried)}{hint}")
 
 
+def even_sized(quads: FloatArray, rows: list[int]) -> FloatArray:
+    """``quads`` in layout order, each scaled about its centre, along its own sides, to one size:
+    the median of all the tiles' (one set's tiles are one size), each row's seen at the size of
+    how far apart its tiles lie against all rows' (the median step between neighbours' centres: a
+    row farther from the camera looks smaller, and where a tile's box wanders its centre stays).  A tile boxed on
+    its print alone, or with its shadow, is cut as its neighbours are, and its prototype matches
+    the tiles read later, boxed alike."""
+    from vision.detect import quad_params
+
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    p = quad_params(q)
+    bounds = np.cumsum([0, *rows])
+    steps = [np.linalg.norm(np.diff(p[lo:hi, :2], axis=0), axis=1) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    every = np.concatenate([st for st in steps if len(st)]) if any(len(st) for st in steps) else np.zeros(0)
+    overall = float(np.median(every)) if len(every) else 0.0
+    scale = np.ones(len(q))
+    for lo, hi, st in zip(bounds[:-1], bounds[1:], steps, strict=True):
+        scale[lo:hi] = float(np.median(st)) / overall if len(st) and overall > 0 else 1.0
+    short, long = float(np.median(p[:, 2] / scale)), float(np.median(p[:, 3] / scale))  # as at one distance
+    out = q.copy()
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        k = float(scale[lo])
+        theta = p[lo:hi, 4]
+        across = np.stack([np.cos(theta), np.sin(theta)], axis=1)[:, None]  # (n, 1, 2)
+        along = np.stack([np.sin(theta), -np.cos(theta)], axis=1)[:, None]
+        c = q[lo:hi].mean(axis=1, keepdims=True)
+        off = q[lo:hi] - c
+        a = np.sum(off * across, axis=2, keepdims=True) * (k * short / np.maximum(p[lo:hi, 2], 1e-6))[:, None, None]
+        b = np.sum(off * along, axis=2, keepdims=True) * (k * long / np.maximum(p[lo:hi, 3], 1e-6))[:, None, None]
+        out[lo:hi] = c + a * across + b * along
+    return out.astype(np.float32)
+
+
 def layout_tilt(centres: FloatArray) -> float:
     """The angle (radians, within +-45 degrees of the image's x axis) at which a laid-out grid's
     rows run: the median direction from each tile to its nearest neighbour (mostly the next in its
