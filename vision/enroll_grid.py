@@ -118,8 +118,9 @@ def _cut(corners: FloatArray, n: int) -> FloatArray:
 
 def _long_sides(contour: npt.NDArray[np.int32]) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """``(a, b, c, d)``: a shape's four corners with ``a -> b`` and ``d -> c`` its two long sides,
-    running the same way, left to right in the image where they are not upright (a quadrilateral fitted to its outline, which
-    follows a row seen in perspective; its bounding rectangle when none fits)."""
+    running the same way, left to right in the image where they are not upright (a quadrilateral
+    fitted to its outline, which follows a row seen in perspective; its bounding rectangle when
+    none fits)."""
     peri = cv2.arcLength(contour, True)
     pts = None
     for eps in (0.01, 0.02, 0.03, 0.05):
@@ -165,8 +166,8 @@ FIT_MISSING = 4
 sureness (:func:`fit_rows`)."""
 FIT_EVIDENCE = 0.1
 """The objectness down to which the localiser's peaks count as a sign of a tile at a row's end
-(:func:`fit_rows`): a face-down tile on a cloth of its colour, missed at 0.3, peaks at 0.2-0.6
-where it lies."""
+(:func:`fit_rows`): on five rendered table photos, the tiles missed at a row's end (at the 0.3 the
+localiser keeps, or left out for their size) peaked at 0.23-0.55 where they lay."""
 FIT_NEAR = 0.35
 """...when centred within this share of a step of the place."""
 
@@ -176,16 +177,17 @@ def fit_rows(
 ) -> FloatArray:
     """The localiser's tiles fitted to the layout's rows, in layout order; empty when they do not fit.
 
-    On a real table a photo of 37 tiles often comes back with one found twice or boxed on the
-    cloth, or one missed.  Tiles far from the median size are left out; the rest are grouped into
+    On a photo of a table, the localiser often finds a layout's tiles with one found twice or
+    boxed on the cloth, or one missed (34-40 of 37 on rendered table photos).  Tiles far from the median size are left out; the rest are grouped into
     rows along the layout's own direction (:func:`layout_tilt`; a group of one or two off every
     row is left out where there are more groups than rows), and each tile given its place in its
     row from the median step between neighbours.  Of two in one place the surer is kept.  A row
     with more places than the layout asks fails; a place missing inside a row is filled with its
-    neighbour's quad moved one step, and one missing at a row's end is filled at whichever end
-    the localiser saw a tile at all (a peak of ``weak``, the centres of its finds down to
-    :data:`FIT_EVIDENCE`, within :data:`FIT_NEAR` of a step) where it saw none at the other.
-    At most :data:`FIT_MISSING` are filled."""
+    neighbour's quad moved one step, and places missing at a row's ends are filled one at a time,
+    each at whichever end the localiser saw a tile at all (a peak of ``weak``, the centres of its
+    finds down to :data:`FIT_EVIDENCE`, within :data:`FIT_NEAR` of a step) where it saw none at
+    the other; where it saw one at both or neither, nothing fits.  At most :data:`FIT_MISSING`
+    are filled."""
     from vision.detect import quad_params
 
     empty = np.zeros((0, 4, 2), np.float32)
