@@ -28,6 +28,7 @@ from vision.enroll_grid import (
     even_sized,
     find_tiles,
     layout_tilt,
+    on_the_rims,
     sort_into_grid,
     tile_candidates,
 )
@@ -226,7 +227,7 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
         except EnrollError as exc:
             first = first or exc
             continue
-        fits.append((turn, extract_crops(turned, even_sized(quads, rows))))
+        fits.append((turn, extract_crops(turned, on_the_rims(turned, even_sized(quads, rows)))))
         if clf is None:
             break
     if not fits:

@@ -721,3 +721,21 @@ def test_even_sized_cuts_every_tile_of_a_row_alike() -> None:
     assert np.allclose(p[:, :2], quad_params(quads)[:, :2], atol=1e-3)
     assert np.allclose(p[:9, 2:4], [40, 54], atol=0.01) and np.allclose(p[9:, 2:4], [32, 43.2], atol=0.01)
     assert np.allclose(out[:9], near, atol=1e-3) and np.allclose(out[9:], far, atol=1e-3)
+
+
+def test_on_the_rims_frames_the_tiles_as_their_faces() -> None:
+    """Quads a localiser drew at 0.88 of every tile are grown to the tiles' rims, and quads already
+    on them stay there: the middle of the scales that lie on the rims about as sharply as the
+    sharpest (a plain tile reads as sharp over a tenth either way)."""
+    from vision.enroll_grid import on_the_rims
+
+    image = np.full((200, 560, 3), (40, 60, 30), np.uint8)
+    tiles = _layout_quads([9], w=40, h=54, step=56)
+    for q in tiles:
+        x0, y0 = q[0].astype(int)
+        image[y0 : y0 + 54, x0 : x0 + 40] = (225, 235, 240)
+        cv2.putText(image, "8", (x0 + 10, y0 + 38), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 160), 2)
+    c = tiles.mean(axis=1, keepdims=True)
+    small = c + (tiles - c) * 0.88
+    assert np.abs(on_the_rims(image, small) - tiles).max() < 1.5
+    assert np.abs(on_the_rims(image, tiles) - tiles).max() < 1.5
