@@ -13,7 +13,8 @@ Reports, on tiles-photos-v4/valid (296 photos, 42 classes):
 - valid's photos of a real set that no train photo shows, enrolled from one labelled tile a code
   of 10 of them and read on the rest, plain and enrolled (``--real-enroll`` draws),
 - American scenes over the artwork style no model trained on, plain and with the set enrolled from
-  one grid photo (``--held-out`` scenes),
+  one grid photo, and from each of two rendered photos of its layout on a table (``--held-out``
+  scenes),
 and on synthetic 1280x720 frames with ~60 tiles: median ms per frame and per-tile accuracy; and
 on synthetic American scenes (jokers, F, soap, index-numbered tiles, drawn with a face seed the
 classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x (1280x1280, the
@@ -726,7 +727,7 @@ def main() -> None:
                          "part of the table, 1920x1920 for 3), ours beside the peer (0: skip)")
     ap.add_argument("--held-out", type=int, default=60,
                     help="also read N American scenes over the style no model trained on, plain and with the set "
-                         "enrolled (0: skip)")
+                         "enrolled from a grid photo and from two rendered table photos of its layout (0: skip)")
     ap.add_argument("--real-enroll", type=int, default=5,
                     help="also enroll valid's photos of a real set no train photo shows from 10 of them and "
                          "read the rest, plain and enrolled, in N random draws (0: skip)")
