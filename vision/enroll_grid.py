@@ -412,15 +412,8 @@ def sort_into_grid(quads: FloatArray, rows: list[int]) -> FloatArray:
     tilt = layout_tilt(quads.mean(axis=1))
     turn = np.array([[np.cos(tilt), np.sin(tilt)], [-np.sin(tilt), np.cos(tilt)]])
     centres = (quads.mean(axis=1) - quads.mean(axis=(0, 1))) @ turn.T  # rows made level
-    order = np.argsort(centres[:, 1])
     heights = np.array([np.linalg.norm(q[3] - q[0]) for q in quads])
-    gap = 0.5 * float(np.median(heights))
-    groups: list[list[int]] = [[int(order[0])]] if len(order) else []
-    for i in order[1:]:
-        prev = np.mean([centres[j, 1] for j in groups[-1]])
-        if centres[i, 1] - prev > gap:
-            groups.append([])
-        groups[-1].append(int(i))
+    groups = _row_groups(centres[:, 1], 0.5 * float(np.median(heights)))
     sizes = [len(g) for g in groups]
     if sizes != list(rows):
         raise EnrollError(f"tiles form rows of {sizes}, the layout needs rows of {list(rows)}")
