@@ -28,10 +28,10 @@ from vision.enroll_grid import (
     even_sized,
     find_tiles,
     layout_tilt,
-    on_the_rims,
     sort_into_grid,
     tile_candidates,
 )
+from vision.rims import on_the_rims
 
 if TYPE_CHECKING:
     from vision.classify import TileClassifier

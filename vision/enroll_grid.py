@@ -354,41 +354,6 @@ def even_sized(quads: FloatArray, rows: list[int]) -> FloatArray:
     return out.astype(np.float32)
 
 
-RIM_SCALES = tuple(round(0.9 + 0.02 * k, 2) for k in range(19))
-"""The scales (0.90-1.26) at which :func:`on_the_rims` tries a layout's evened quads.  Wider, a
-photo's tiles were once taken at their shadows' edge (1.40: Symbola, read 0.8730 -> 0.8664)."""
-
-
-RIM_TIE = 0.98
-"""The scales whose quads lie on the rims within this share as sharply as the sharpest are all as
-good, and the middle one is kept: :func:`vision.detect.rim_contrast` compares the colours a
-little way to either side of each side, so a plain tile on plain cloth reads as sharp over a tenth
-either way of its rim, and a face with a bevel drawn inside it from 0.90 to 1.06 on a flat grid;
-the sharpest among those moved with a lamp's tint."""
-
-
-def on_the_rims(image: Image, quads: FloatArray) -> FloatArray:
-    """``quads`` (cut at one size, :func:`even_sized`) all scaled about their centres by the one of
-    :data:`RIM_SCALES` at which their sides lie most on the tiles' rims (the middle of the
-    sharpest, :data:`RIM_TIE`): the
-    median over the tiles of how sharply each quad's weakest side parts two colours
-    (:func:`vision.detect.rim_contrast`).
-    The localiser boxes a set it does not know smaller or larger than its faces, the same for every
-    tile; the crops are then framed as a face is, as the flat grid's outlines frame them.  On
-    rendered table photos of two sets no model saw, enrolled, their scenes read -0.9 to +3.6
-    points (mean +0.8 over 15 photos; forty-fifth session)."""
-    from vision.detect import rim_contrast
-
-    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-    if not len(q):
-        return q
-    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
-    c = q.mean(axis=1, keepdims=True)
-    sharp = [float(np.median(rim_contrast(lab, c + (q - c) * s))) for s in RIM_SCALES]
-    near = [s for s, v in zip(RIM_SCALES, sharp, strict=True) if v >= RIM_TIE * max(sharp)]
-    return (c + (q - c) * float(np.median(near))).astype(np.float32)
-
-
 def layout_tilt(centres: FloatArray) -> float:
     """The angle (radians, within +-45 degrees of the image's x axis) at which a laid-out grid's
     rows run: the median direction from each tile to its nearest neighbour (mostly the next in its
