@@ -385,7 +385,7 @@ def _pipeline_digest() -> str:
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
-    from vision import backs, detect, mend, pipeline, scales
+    from vision import backs, detect, mend, photo_turns, pipeline, scales
 
     h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
     h.update(repr((scales.PHOTO_SCALES, scales.READS_WELL, pipeline.MIN_SCORE)).encode())
@@ -395,7 +395,7 @@ def _pipeline_digest() -> str:
                    detect.ANGLE_REACH)).encode())
     h.update(repr(detect.COVERED_SHARE).encode())  # the ninth session's second-box drop
     # the nineteenth session's doubtful turns, the thirty-fourth's tie, grown backs and table gaps
-    h.update(repr((pipeline.WEAK_COHERENCE, pipeline.DOUBT_TURN, pipeline.TURN_TIE, mend.SMALL_BACK_AREA,
+    h.update(repr((photo_turns.WEAK_COHERENCE, photo_turns.DOUBT_TURN, photo_turns.TURN_TIE, mend.SMALL_BACK_AREA,
                    mend.BACK_NEIGHBOURS, backs.GAP_SHARE, backs.GAP_COLOUR,
                    backs.GAP_SAMPLE)).encode())
     # the thirty-fifth session's backs found as plain patches

@@ -27,15 +27,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision import backs, mend, photo_tiles, rims, scales
-from vision.detect import (
-    ANGLE_COHERENCE,
-    TileLocalizer,
-    as_rects,
-    drop_covered,
-    edge_turns,
-    quad_params,
-)
+from vision import backs, mend, photo_tiles, photo_turns, rims, scales
+from vision.detect import TileLocalizer
 from vision.enroll import TABLE_SMALL
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
@@ -44,20 +37,6 @@ from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
 
-
-WEAK_COHERENCE = 0.12
-"""Where this share of the gradient energy around a photo's quad (but less than
-:data:`vision.detect.ANGLE_COHERENCE`) agrees on a turn, the quad is read both ways and keeps the
-surer reading (:meth:`TileRecognizer._turned`): a tile at 30-60 degrees among busy print, shadow
-edges and neighbours came back upright, its box about 0.65 of its bounds on each side."""
-DOUBT_TURN = float(np.radians(10.0))
-"""... when the turn would move the quad by at least this much."""
-TURN_TIE = 0.05
-"""A doubtful turn that reads the same code as the quad unturned is kept unless it reads this much
-less surely (:meth:`TileRecognizer._read_turns`): read right either way, the tile is boxed where
-its edges lie (thirty-fourth session: the American scenes' six-seed mean 0.9830 -> 0.9842, 300
-train photos 0.7646 -> 0.7704, valid 0.9581 -> 0.9585; 0.02 and 0.1 measure alike, while keeping
-every same-code turn read valid at 0.9577)."""
 
 PHOTO_BOX_SCALE = 0.95
 """On a photo (no ``tile_px``), each reported ``box`` is the quad's bounds scaled by this about
@@ -285,7 +264,7 @@ class TileRecognizer:
         ``meta['objectness']`` too."""
         work, quads, objectness, back, det, alt = self._localize(img, tile_px, factor)
         if det is None:  # crops from the unsqueezed image when there is one
-            det = self._read_turns(work, quads, alt, tile_px)
+            det = photo_turns.read_turns(self.classify, work, quads, alt, tile_px)
         if back is not None:
             det = Detections.from_quads(
                 det.quads * back,
@@ -342,7 +321,7 @@ class TileRecognizer:
         """``(image, quads, objectness, back, read, alt)``: quads in ``image``, which is
         ``image_bgr`` or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors)
         maps them back; ``read``: the tiles already classified in ``image`` (a squeezed photo),
-        else None; ``alt``: each quad's doubtful turn (:meth:`_turned`), to be read too.
+        else None; ``alt``: each quad's doubtful turn (:func:`vision.photo_turns.turned`), to be read too.
         ``factor``: the localiser's scale, relative to its default (a photo's, :data:`vision.scales.PHOTO_SCALES`)."""
         quads, score = self._localize_once(image_bgr, tile_px, factor=factor)
         if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
@@ -350,52 +329,8 @@ class TileRecognizer:
         aspect, axis = scales.squeeze_of(quads)
         if self.input_long_side is None and aspect > scales.SQUEEZED_ASPECT:
             return (*self._unsqueezed(image_bgr, aspect, axis, factor), None)
-        quads, score, alt = self._turned(image_bgr, quads, score)
+        quads, score, alt = photo_turns.turned(image_bgr, quads, score)
         return image_bgr, quads, score, None, None, alt
-
-    def _turned(
-        self, image_bgr: npt.NDArray[np.uint8], quads: npt.NDArray[np.float32], score: npt.NDArray[np.float32]
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        """A photo's quads turned to their tiles' edges, a second box on one tile dropped:
-        ``(quads, score, alt)``.
-
-        A quad is turned where the edges around it agree (:data:`vision.detect.ANGLE_COHERENCE`).
-        Where they agree only weakly (:data:`WEAK_COHERENCE`) and would turn it by at least
-        :data:`DOUBT_TURN`, the turn is a doubt: ``alt`` holds the turned quad (NaN elsewhere) and
-        :meth:`_read_turns` keeps whichever reads surer.
-        """
-        turned, strength = edge_turns(image_bgr, quads)
-        sure = strength >= ANGLE_COHERENCE
-        out = np.where(sure[:, None, None], turned, as_rects(quads)).astype(np.float32)
-        swing = np.abs(quad_params(turned)[:, 4] - quad_params(quads)[:, 4])
-        swing = np.minimum(swing, np.pi - swing)
-        doubt = ~sure & (strength >= WEAK_COHERENCE) & (swing >= DOUBT_TURN)
-        alt = np.where(doubt[:, None, None], turned, np.nan).astype(np.float32)
-        keep = drop_covered(out, score)  # a second box on one tile, seen once turned
-        return out[keep], score[keep], alt[keep]
-
-    def _read_turns(
-        self,
-        image_bgr: npt.NDArray[np.uint8],
-        quads: npt.NDArray[np.float32],
-        alt: npt.NDArray[np.float32] | None,
-        tile_px: float | None = None,
-    ) -> Detections:
-        """The tiles at ``quads`` read (:meth:`classify`), each doubtfully turned one (``alt``,
-        :meth:`_turned`; NaN rows elsewhere) read turned too, in the same batch, and the turn
-        kept where that reading is surer, or reads the same code at most :data:`TURN_TIE` less
-        surely."""
-        idx = np.array([], np.int64) if alt is None else np.flatnonzero(~np.isnan(alt[:, 0, 0]))
-        if not len(idx):
-            return self.classify(image_bgr, quads, tile_px)
-        assert alt is not None
-        n = len(quads)
-        both = self.classify(image_bgr, np.concatenate([quads, alt[idx]]), tile_px)
-        turned, upright = both.confidence[n:], both.confidence[idx]
-        win = (turned > upright) | ((both.codes[n:] == both.codes[idx]) & (turned >= upright - TURN_TIE))
-        pick = np.arange(n)
-        pick[idx[win]] = n + np.flatnonzero(win)  # every field of a winning turn follows it
-        return both[pick]
 
     def _unsqueezed(
         self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int, factor: float | None = None
@@ -415,8 +350,8 @@ class TileRecognizer:
             size = (w, max(8, round(h / k))) if axis == 1 else (max(8, round(w / k)), h)
             work = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
             quads, score = self._localize_once(work, None, exact=True, factor=factor)
-            quads, score, alt = self._turned(work, quads, score)
-            det = self._read_turns(work, quads, alt)
+            quads, score, alt = photo_turns.turned(work, quads, score)
+            det = photo_turns.read_turns(self.classify, work, quads, alt)
             sure = float(det.confidence.mean()) if len(det) else 0.0
             if best is None or sure > best[0]:
                 back = np.array([w / work.shape[1], h / work.shape[0]], np.float32)
@@ -477,7 +412,7 @@ class TileRecognizer:
     ) -> Detections:
         from vision.classify import TURN_ASPECT, quad_width_px
 
-        turn_below = TURN_ASPECT if not table and turns(prototypes) else None
+        turn_below = TURN_ASPECT if not table and photo_turns.turns(prototypes) else None
         res = clf.classify_quads(image_bgr, q, turn_below=turn_below)
         if prototypes is not None:
             res = prototypes.apply(res, tile_px=quad_width_px(q) if table else None)
@@ -489,23 +424,6 @@ class TileRecognizer:
             probs=res.probs.astype(np.float32),
             classes=tuple(clf.classes),
         )
-
-
-def turns(prototypes: Any) -> bool:
-    """Whether a photo's nearly square quads are read both ways round (a quad's sides may be the
-    wrong way round, :data:`vision.classify.TURN_ASPECT`), the base classifier's surer reading
-    kept: not under an enrolled set it does not know (:attr:`vision.prototypes.TileSetPrototypes.known`).
-    Its confidence then says little of the set's faces, and a face read a quarter turned, which
-    it is surer of, is then matched with the set's upright prototypes: over the held-out style's
-    60 scenes (``bench_vision --held-out``), a 2 or a 4 Bams read as a joker 9-11 times a seed.
-    Forty-fourth session, enrolled, those scenes read with the turn / without it: ``xm-dorothys``
-    0.9480 / 0.9553 (another scene seed 0.9343 / 0.9430; another draw of the set's jittered
-    copies 0.9500 / 0.9553), Symbola 0.9322 / 0.9362 (another scene seed and draw 0.9202 /
-    0.9249).  Letting the fused reading choose instead read 0.9513, 0.9390 and 0.9316.  Under a
-    set it knows (valid's real set, ``bench_vision``'s "a real set enrolled") the turn stays:
-    without it those photos read 2591 / 2677 of their boxed tiles right against 2613 / 2691.
-    A table reader lays its quads square to the table (its sides are known) and never turns."""
-    return prototypes is None or bool(prototypes.known)
 
 
 def scale_boxes(boxes: npt.NDArray[np.float32], scale: float) -> npt.NDArray[np.float32]:

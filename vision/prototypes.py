@@ -263,7 +263,7 @@ class TileSetPrototypes:
         """Whether the base classifier is weighed as one that reads this set well already
         (:data:`KNOWN_SET_WEIGHT`, :func:`set_weight`).  Under a set it does not know, its
         confidence says little, and the photo pipeline does not let it choose which way round a
-        nearly square tile is read (:func:`vision.pipeline.turns`); nor does it trust the photo
+        nearly square tile is read (:func:`vision.photo_turns.turns`); nor does it trust the photo
         localiser's framing of the tiles (:func:`vision.rims.rim_framed`)."""
         return self.weight >= KNOWN_SET_WEIGHT
 

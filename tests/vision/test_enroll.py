@@ -375,7 +375,8 @@ def test_under_a_set_the_base_classifier_does_not_know_square_quads_are_read_as_
     squeezed to 66 x 60 under quads whose first edge is the face's left side, as in
     ``test_a_nearly_square_quad_the_wrong_way_round_is_read_turned``."""
     from vision.classify import TURN_ASPECT
-    from vision.pipeline import TileRecognizer, turns
+    from vision.photo_turns import turns
+    from vision.pipeline import TileRecognizer
     from vision.prototypes import KNOWN_SET_WEIGHT, PHOTO_BASE_WEIGHT
 
     faces = tile_faces("km-traditional")

@@ -442,20 +442,20 @@ def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  
 def test_a_quad_the_edges_agree_on_only_weakly_is_a_doubt(recognizer) -> None:  # type: ignore[no-untyped-def]
     from tests.vision.test_detect_decode import tile_row
     from vision.detect import edge_turns, quad_params, rect_quads
-    from vision.pipeline import WEAK_COHERENCE
+    from vision.photo_turns import WEAK_COHERENCE, turned
 
     img, centres = tile_row(35.0)
     n = len(centres)
     upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.zeros(n))
     score = np.linspace(0.9, 0.5, n).astype(np.float32)
-    quads, _, alt = recognizer._turned(img, upright, score)  # clean edges: turned, no doubt
+    quads, _, alt = turned(img, upright, score)  # clean edges: turned, no doubt
     assert np.all(np.isnan(alt))
     assert np.all(np.abs(np.degrees(quad_params(quads)[:, 4]) - 35.0) < 3.0)
     noisy = np.clip(img + np.random.default_rng(1).normal(0, 90, img.shape), 0, 255).astype(np.uint8)
     _, strength = edge_turns(noisy, upright)
     weak = (strength >= WEAK_COHERENCE) & (strength < 0.3)
     assert weak.any() and not weak.all()  # some tiles agree surely, some weakly
-    quads, kept, alt = recognizer._turned(noisy, upright, score)
+    quads, kept, alt = turned(noisy, upright, score)
     assert len(quads) == n and np.allclose(kept, score)
     doubt = ~np.isnan(alt[:, 0, 0])
     assert np.array_equal(doubt, weak)
@@ -469,7 +469,7 @@ def test_a_doubtful_turn_is_kept_only_where_it_reads_surer(recognizer) -> None: 
     boxed where its edges lie."""
     from scripts.synth_scenes import SceneMaker
     from vision.detect import quad_params, rect_quads
-    from vision.pipeline import TURN_TIE
+    from vision.photo_turns import TURN_TIE, read_turns
 
     rng = np.random.default_rng(5)
     scene = SceneMaker(seed=5).scene(640, 480, rng, short=(30.0, 50.0), layouts=(2, 6))
@@ -493,13 +493,13 @@ def test_a_doubtful_turn_is_kept_only_where_it_reads_surer(recognizer) -> None: 
     win[0] = False
     n = len(pick)
     assert win[1:n].any() and (~win[n:]).any() and tie[1:].any()  # every case occurs on this scene
-    got = recognizer._read_turns(scene.image, quads, alt)  # one batch: as found and turned
+    got = read_turns(recognizer.classify, scene.image, quads, alt)  # one batch: as found and turned
     assert np.allclose(got.quads[win], alt[win]) and np.allclose(got.quads[~win], quads[~win])
     assert np.allclose(got.confidence, np.where(win, turned.confidence, first.confidence), atol=1e-4)
     assert got.probs is not None and np.allclose(got.probs[win], turned.probs[win], atol=1e-4)
     right = lambda d: sum(str(c) == t for c, t in zip(d.codes, codes, strict=True))  # noqa: E731
     assert right(got[:n]) > right(first[:n])
-    plain = recognizer._read_turns(scene.image, upright, None)
+    plain = read_turns(recognizer.classify, scene.image, upright, None)
     assert np.allclose(plain.quads, upright) and np.allclose(plain.confidence, first.confidence[:n], atol=1e-4)
 
 
