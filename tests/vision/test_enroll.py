@@ -431,7 +431,7 @@ def test_detect_reads_with_an_enrolled_set_and_names_one_it_cannot_find(
     set enrolled from one grid photo, more of their tiles right than without it, and boxes them
     nearer their outlines (the localiser frames this style's faces inside the edge its artwork
     draws; under the set, the tiles are moved onto their rims: median IoU with the truth 0.709
-    plain, 0.742 enrolled with the photo convention's boxes, 0.763 on the rims); a set that is not
+    plain, 0.742 enrolled with the photo convention's boxes, 0.780 on the rims); a set that is not
     enrolled is named in a one-line error, exit code 2."""
     import json
 
@@ -468,7 +468,7 @@ def test_detect_reads_with_an_enrolled_set_and_names_one_it_cannot_find(
 
     (plain, plain_iou), (enrolled, enrolled_iou) = right([]), right(["--tileset", "mine"])
     assert enrolled > plain, (enrolled, plain, sum(len(sc.codes) for sc in scenes))
-    assert enrolled_iou > plain_iou + 0.04, (plain_iou, enrolled_iou)
+    assert enrolled_iou > plain_iou + 0.05, (plain_iou, enrolled_iou)
     capsys.readouterr()
     assert main(["detect", paths[0], "--tileset", "nosuch"]) == 2
     err = capsys.readouterr().err
@@ -749,8 +749,8 @@ def test_on_the_rims_frames_the_tiles_as_their_faces() -> None:
 
 def test_rim_framed_boxes_a_photos_tiles_on_their_rims_and_keeps_their_reading() -> None:
     """A photo read under a set the models do not know reports its tiles on their rims: quads
-    the localiser drew at 0.88 of each tile, boxed at 0.95 of those, are moved out to the tiles'
-    edges, every tile's code and confidence as read, and the scale is in ``meta``."""
+    the localiser drew at 0.9 of each tile are moved out to the tiles' edges, every tile's code and
+    confidence as read, and the scale is in ``meta``."""
     from vision.rims import rim_framed
     from vision.types import Detections
 
@@ -762,10 +762,10 @@ def test_rim_framed_boxes_a_photos_tiles_on_their_rims_and_keeps_their_reading()
         cv2.putText(image, "8", (x0 + 10, y0 + 38), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 160), 2)
     c = tiles.mean(axis=1, keepdims=True)
     codes = [f"{k + 1}D" for k in range(9)]
-    read = Detections.from_quads(c + (tiles - c) * 0.88, codes, np.linspace(0.5, 0.9, 9, dtype=np.float32))
+    read = Detections.from_quads(c + (tiles - c) * 0.9, codes, np.linspace(0.5, 0.9, 9, dtype=np.float32))
     out = rim_framed(image, read)
     truth = np.concatenate([tiles.min(axis=1), tiles.max(axis=1)], axis=1)
     assert np.abs(out.boxes - truth).max() < 1.5 < np.abs(read.boxes - truth).max()
     assert list(out.codes) == codes and np.array_equal(out.confidence, read.confidence)
-    assert 1.1 <= out.meta["rim_scale"] <= 1.16
+    assert 1.08 <= out.meta["rim_scale"] <= 1.12
     assert len(rim_framed(image, Detections.empty())) == 0
