@@ -38,13 +38,13 @@ def turned(
     :data:`DOUBT_TURN`, the turn is a doubt: ``alt`` holds the turned quad (NaN elsewhere) and
     :func:`read_turns` keeps whichever reads surer.
     """
-    turned, strength = edge_turns(image_bgr, quads)
+    by_edges, strength = edge_turns(image_bgr, quads)
     sure = strength >= ANGLE_COHERENCE
-    out = np.where(sure[:, None, None], turned, as_rects(quads)).astype(np.float32)
-    swing = np.abs(quad_params(turned)[:, 4] - quad_params(quads)[:, 4])
+    out = np.where(sure[:, None, None], by_edges, as_rects(quads)).astype(np.float32)
+    swing = np.abs(quad_params(by_edges)[:, 4] - quad_params(quads)[:, 4])
     swing = np.minimum(swing, np.pi - swing)
     doubt = ~sure & (strength >= WEAK_COHERENCE) & (swing >= DOUBT_TURN)
-    alt = np.where(doubt[:, None, None], turned, np.nan).astype(np.float32)
+    alt = np.where(doubt[:, None, None], by_edges, np.nan).astype(np.float32)
     keep = drop_covered(out, score)  # a second box on one tile, seen once turned
     return out[keep], score[keep], alt[keep]
 

@@ -12,7 +12,9 @@ Its rules for photos live beside it:
 - :mod:`vision.mend`: boxes mended from their neighbours;
 - :mod:`vision.photo_tiles`: a photo's tiles mended once read (missed backs added, the
   :mod:`vision.mend` rules applied and the tiles they move read again);
-- :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks).
+- :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks);
+- :mod:`vision.photo_turns`: which way a photo's tiles lie, a doubtful turn read both ways;
+- :mod:`vision.rims`: a photo's tiles framed on their rims under a set the models do not know.
 """
 
 from __future__ import annotations
