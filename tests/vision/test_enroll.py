@@ -729,18 +729,24 @@ def test_even_sized_cuts_every_tile_of_a_row_alike() -> None:
     assert np.allclose(out[:9], near, atol=1e-3) and np.allclose(out[9:], far, atol=1e-3)
 
 
-def test_on_the_rims_frames_the_tiles_as_their_faces() -> None:
-    """Quads a localiser drew at 0.88 of every tile are grown to the tiles' rims, and quads already
-    on them stay there: the middle of the scales that lie on the rims about as sharply as the
-    sharpest (a plain tile reads as sharp over a tenth either way)."""
-    from vision.rims import on_the_rims
-
+def _plain_tiles_on_cloth() -> tuple[np.ndarray, np.ndarray]:
+    """A row of nine plain 40 x 54 tiles, each printed "8", on dark cloth: ``(image, their quads)``."""
     image = np.full((200, 560, 3), (40, 60, 30), np.uint8)
     tiles = _layout_quads([9], w=40, h=54, step=56)
     for q in tiles:
         x0, y0 = q[0].astype(int)
         image[y0 : y0 + 54, x0 : x0 + 40] = (225, 235, 240)
         cv2.putText(image, "8", (x0 + 10, y0 + 38), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 160), 2)
+    return image, tiles
+
+
+def test_on_the_rims_frames_the_tiles_as_their_faces() -> None:
+    """Quads a localiser drew at 0.88 of every tile are grown to the tiles' rims, and quads already
+    on them stay there: the middle of the scales that lie on the rims about as sharply as the
+    sharpest (a plain tile reads as sharp over a tenth either way)."""
+    from vision.rims import on_the_rims
+
+    image, tiles = _plain_tiles_on_cloth()
     c = tiles.mean(axis=1, keepdims=True)
     small = c + (tiles - c) * 0.88
     assert np.abs(on_the_rims(image, small) - tiles).max() < 1.5
@@ -754,12 +760,7 @@ def test_rim_framed_boxes_a_photos_tiles_on_their_rims_and_keeps_their_reading()
     from vision.rims import rim_framed
     from vision.types import Detections
 
-    image = np.full((200, 560, 3), (40, 60, 30), np.uint8)
-    tiles = _layout_quads([9], w=40, h=54, step=56)
-    for q in tiles:
-        x0, y0 = q[0].astype(int)
-        image[y0 : y0 + 54, x0 : x0 + 40] = (225, 235, 240)
-        cv2.putText(image, "8", (x0 + 10, y0 + 38), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 160), 2)
+    image, tiles = _plain_tiles_on_cloth()
     c = tiles.mean(axis=1, keepdims=True)
     codes = [f"{k + 1}D" for k in range(9)]
     read = Detections.from_quads(c + (tiles - c) * 0.9, codes, np.linspace(0.5, 0.9, 9, dtype=np.float32))
