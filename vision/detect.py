@@ -27,6 +27,8 @@ from vision.runtime import OnnxModel
 
 STRIDE = 4
 MULTIPLE = 32
+PEAK_THRESHOLD = 0.3
+"""The heatmap value from which a peak is a tile (:func:`decode`, :class:`TileLocalizer`)."""
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -237,7 +239,7 @@ def quad_iou_boxes(a: FloatArray, b: FloatArray) -> FloatArray:
 def decode(
     peaks: FloatArray,
     reg: FloatArray,
-    threshold: float = 0.3,
+    threshold: float = PEAK_THRESHOLD,
     max_tiles: int = 300,
     snap_deg: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:
@@ -374,7 +376,7 @@ class TileLocalizer:
         self,
         path: str | Path = "models/localizer.onnx",
         input_long_side: int = 320,
-        threshold: float = 0.3,
+        threshold: float = PEAK_THRESHOLD,
         threads: int = 1,
         snap_deg: float = 0.0,
     ) -> None:

@@ -293,14 +293,17 @@ def tile_candidates(
     found, weak = None, None
     if path.is_file():
         try:
-            from vision.detect import TileLocalizer, quad_params
+            from vision.detect import PEAK_THRESHOLD, Localized, TileLocalizer, quad_params
 
             side = min(1280, max(320, max(image.shape[:2]) // 32 * 32))
-            found = TileLocalizer(path, input_long_side=side).localize(image)
-            candidates.append(("localizer", found.quads))
+            low = TileLocalizer(path, threshold=FIT_EVIDENCE if rows else PEAK_THRESHOLD,
+                                input_long_side=side).localize(image)
+            # its finds at the usual threshold are those a run at it keeps (greedy NMS, surest first)
+            sure = low.score >= PEAK_THRESHOLD
+            found = Localized(low.quads[sure], low.score[sure])
             if rows:
-                low = TileLocalizer(path, threshold=FIT_EVIDENCE, input_long_side=side).localize(image)
                 weak = quad_params(low.quads)[:, :2]
+            candidates.append(("localizer", found.quads))
         except (ImportError, ValueError) as exc:
             tried.append(f"localizer failed ({exc})")
     candidates.append(("contours", contour_quads(image)))
