@@ -211,7 +211,7 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
     :class:`EnrollError` when none does."""
     from vision.classify import extract_crops
 
-    rows = row_lengths(layout)
+    rows, codes = row_lengths(layout), layout_codes(layout)
     first: EnrollError | None = None
     fits: list[tuple[int, Image]] = []
     for turn in TURNS:
@@ -222,7 +222,7 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
 
         try:
             quads = _first_in_rows(
-                tile_candidates(turned, sum(rows), rows=rows), rows, crops_of, clf, layout_codes(layout)
+                tile_candidates(turned, sum(rows), rows=rows), rows, crops_of, clf, codes
             )
         except EnrollError as exc:
             first = first or exc
@@ -235,7 +235,6 @@ def upright_grid(image: Image, layout: str, clf: TileClassifier | None = None) -
         raise first
     if len(fits) == 1 or clf is None:
         return fits[0]
-    codes = layout_codes(layout)
     agree = [agreement(clf.run(crops).codes, codes) for _, crops in fits]
     best = int(np.argmax(agree))
     return fits[best] if agree[best] >= agree[0] + TURN_MARGIN else fits[0]
