@@ -14,7 +14,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companion.table_group import SeenTile, order_rows, refit_extents, refit_runs
+from companion.table_group import SeenTile, order_rows
+from companion.table_runs import refit_extents, refit_runs
 from companion.table_types import MIN_PITCH, TILE_MM
 from vision.layout import Layout, Zone
 
@@ -124,9 +125,9 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
     Tiles on a rack touch edge to edge, so a touching run's length says how many tiles it holds.
     Given the top-down view (``top``, and ``to_table`` from its pixels to table mm), each rack
     row's runs are measured on the picture (:func:`row_extents`), and a run whose detections
-    disagree with its length is laid again (:func:`companion.table_group.refit_extents`).  Of the
+    disagree with its length is laid again (:func:`companion.table_runs.refit_extents`).  Of the
     rest, where the localiser found one tile twice, or two as one, and the length of its boxes
-    says so (:func:`companion.table_group.refit_runs`), the run is laid again too.  A run laid
+    says so (:func:`companion.table_runs.refit_runs`), the run is laid again too.  A run laid
     again is that many :data:`TILE_MM` tiles evenly over its length (weight: the mean of the
     detections it replaces).  Other quads are kept as they are; new ones come after them.
     """
