@@ -6,7 +6,8 @@ what ``companion.live`` turns into game events and what ``python -m companion an
 tiles on the original frame, map their centres to table millimetres, assign them to layout
 zones and read each (:mod:`companion.table_zones`; rack rows measured on the picture,
 :mod:`companion.table_extents`), group rack tiles into exposures (:mod:`companion.table_group`)
-and ask the rules (:mod:`companion.table_flags`).
+and ask the rules (:mod:`companion.table_flags`), whose flags a frame it should not judge
+withholds (:mod:`companion.table_guards`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from companion.rules.card_model import Card
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TILE_SETS
 from companion.rules.variants import get_variant
 from companion.table_extents import refit_racks
-from companion.table_flags import RuleContext, evaluate, player_totals, rack_flags
+from companion.table_flags import RuleContext, evaluate, rack_flags
+from companion.table_guards import guard_dead_calls, guard_overexposed, guard_weak_frame
 from companion.table_types import (
     FLAG_KINDS,
     MIN_CONFIDENCE,
@@ -38,7 +40,7 @@ from companion.table_types import (
 from companion.table_zones import read_zones, turn_loose_tiles
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout
-from vision.light import OVEREXPOSED, TABLE_LEVELS, clipped_share, without_light
+from vision.light import TABLE_LEVELS, without_light
 from vision.types import Detections
 
 __all__ = [
@@ -110,38 +112,6 @@ def with_rows(det: Detections, rows: npt.NDArray[np.intp], other: Detections) ->
         total = laid.sum(axis=1, keepdims=True)
         probs[rows] = np.where(total > 0, laid / np.maximum(total, 1e-12), probs[rows])
     return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf, probs=probs)
-
-
-WEAK_FRAME_SHARE = 0.40
-"""A frame in which this share of the face-up tiles read weakly (under the reader's minimum
-confidence) is not judged at all: a classifier unsure of two tiles in five is out of its depth (an
-unfamiliar tile set, glare, a blurred frame), and its sure readings there are no safer.  On 50
-rendered tables of the held-out artwork style at 1280x720 (tenth session) the two false rule flags
-(a dead hand from three 8 Craks read as 5 Craks, a fifth 6 Dot) came in frames with 0.50 and 0.58
-of the tiles weak; in the eleventh session, a Mah Jongg called in error (four red Souths read as
-red dragons at 0.79-0.94) in a frame with 0.41 weak, and with the Noto glyphs a dead hand (two
-1 Craks read as Souths at 0.78-0.80) with 0.44 (0.45 until then).  Of the tables in the
-benchmark's own style, no frame with a true flag had over 0.36 (0.33 in the eleventh session)."""
-
-WEAK_FRAME_MIN_TILES = 12
-"""The share above is taken only in a frame with at least this many face-up tiles."""
-
-OVEREXPOSED_WEAK = 0.25
-"""An over-exposed frame (:data:`vision.light.OVEREXPOSED`) is not judged when this share of its
-face-up tiles read weakly, however few they are (:meth:`TableReader._guard_overexposed`).  White
-faces that read surely are judged as usual: a set drawn pure white is no over-exposed picture."""
-
-
-def _withheld(zones: dict[str, ZoneReading], flags: list[Flag], why: str, cause: str) -> list[Flag]:
-    """``flags`` without the rule flags (``wrong_rack``, ``tile_count``, ``joker``), and an
-    ``unreadable`` flag of ``cause`` saying ``why`` on each rack with face-up tiles that has none:
-    a frame the reader should not judge."""
-    out = [f for f in flags if f.kind not in ("wrong_rack", "tile_count", "joker")]
-    have = {(f.kind, f.zone) for f in out}
-    for z in zones.values():
-        if z.kind == "rack" and z.tiles and ("unreadable", z.name) not in have:
-            out.append(Flag("unreadable", z.name, f"{z.name}: {why}", cause=cause))
-    return out
 
 
 class TableReader:
@@ -355,12 +325,12 @@ class TableReader:
         detections = fold_to_set(detections, set(self.ctx.tileset.counts))
         zones = self._zones(detections, calibration)
         flags, mahjong = evaluate(zones, self.ctx)
-        flags = self._guard_dead_calls(zones, flags)
+        flags = guard_dead_calls(zones, flags, self.ctx)
         if frame is not None:
             flags = self._check_dead_calls(frame, detections, calibration, zones, flags)
-        flags, mahjong = self._guard_weak_frame(zones, flags, mahjong)
+        flags, mahjong = guard_weak_frame(zones, flags, mahjong)
         if frame is not None:
-            flags, mahjong = self._guard_overexposed(frame, detections, zones, flags, mahjong)
+            flags, mahjong = guard_overexposed(frame, detections, zones, flags, mahjong)
         flags += self._exchange_flags(zones)
         flags += self._view_flags(calibration)
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
@@ -397,7 +367,7 @@ class TableReader:
             return flags
         again = fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
         zones = {**zones, **self._zones(again, calibration, only=dead)}
-        confirmed = {f.zone for f in self._guard_dead_calls(zones, evaluate(zones, self.ctx)[0])
+        confirmed = {f.zone for f in guard_dead_calls(zones, evaluate(zones, self.ctx)[0], self.ctx)
                      if f.kind == "wrong_rack"}
         out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone not in confirmed)]
         for name in dead:
@@ -408,72 +378,6 @@ class TableReader:
                 out.append(Flag("unreadable", name, f"{name}: not judged: a second reading of its tiles ({seen}{weak}) "
                                                     "does not find the hand dead", cause="check"))
         return out
-
-    def _guard_dead_calls(self, zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
-        """No dead-hand call on a player whose tile count the camera did not see add up.
-
-        A tile the camera missed, or a phantom it added, changes a group's size, and a group of
-        the wrong size can make a live hand look dead.  Where backs are countable and a player's
-        visible total is off, that player's racks with exposures are not judged: an ``unreadable``
-        flag of cause ``"count"`` (which a player's correction of a tile does not clear) replaces
-        any ``wrong_rack``; the ``tile_count`` flag still says what is off, so a true count error
-        is flagged either way.  (A rack with an uncertain tile is judged only when every plausible
-        reading of it is dead: :func:`companion.table_flags.rack_flags`.)
-        """
-        if not self.ctx.count_backs:
-            return flags
-        off: dict[str, str] = {}
-        for p, (total, expected, racks) in player_totals(zones, self.ctx).items():
-            if total not in (expected, expected + 1):
-                for z in racks:
-                    if z.exposures:
-                        off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
-        out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)]
-        for name, why in off.items():
-            out.append(Flag("unreadable", name, f"{name}: not judged while {why} (a tile may be hidden or misread)",
-                            cause="count"))
-        return out
-
-    def _guard_weak_frame(
-        self, zones: dict[str, ZoneReading], flags: list[Flag], mahjong: dict[str, dict[str, Any] | None]
-    ) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
-        """No rule flag and no score from a frame whose tiles mostly read weakly (:data:`WEAK_FRAME_SHARE`).
-
-        The rule flags (``wrong_rack``, ``tile_count``, ``joker``) are withheld and every rack with
-        face-up tiles gets an ``unreadable`` flag of cause ``"frame"`` that says why and what helps;
-        displayed Mah Jonggs are not scored.
-        """
-        n = sum(len(z.tiles) for z in zones.values())
-        weak = sum(len(z.uncertain) for z in zones.values())
-        if n < WEAK_FRAME_MIN_TILES or weak < WEAK_FRAME_SHARE * n:
-            return flags, mahjong
-        why = (f"{weak} of the {n} face-up tiles in view read weakly, so this frame is not judged "
-               "(an unfamiliar tile set reads better once enrolled: `companion enroll`; a closer, "
-               "steadier camera or less glare also helps)")
-        return _withheld(zones, flags, why, "frame"), {name: None for name in mahjong}
-
-    def _guard_overexposed(
-        self, frame: npt.NDArray[np.uint8], det: Detections, zones: dict[str, ZoneReading], flags: list[Flag],
-        mahjong: dict[str, dict[str, Any] | None],
-    ) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
-        """No rule flag and no score from an over-exposed frame (:data:`vision.light.OVEREXPOSED`
-        of its face-up tiles' pixels clipped white) in which :data:`OVEREXPOSED_WEAK` of the
-        face-up tiles read weakly, as from a frame read weakly (:meth:`_guard_weak_frame`), each
-        rack's ``unreadable`` flag of cause ``"picture"`` saying what helps.  Burnt-out faces are
-        misread surely beside the weak ones: on 25 rendered tables over-exposed (``bench_table
-        --poor over``, twenty-ninth session) the reader raised 2 false flags of 6 at 1280x720 and 1
-        of 2 at 1920x1080 (a joker alone, a tile count), none in daylight; those frames had 0.75
-        (of 8 tiles, too few for the weak-frame guard) and 0.39 of their tiles weak."""
-        n = sum(len(z.tiles) for z in zones.values())
-        if not n or sum(len(z.uncertain) for z in zones.values()) < OVEREXPOSED_WEAK * n:
-            return flags, mahjong
-        faces = det.quads[np.array([str(c) != BACK for c in det.codes], bool)] if len(det) else det.quads
-        share = clipped_share(frame, faces)  # as the camera took it: a lamp's gains cannot unclip a pixel
-        if share < OVEREXPOSED:
-            return flags, mahjong
-        why = (f"the picture is over-exposed ({share:.0%} of the tile faces' pixels are pure white), so this "
-               "frame is not judged: turn the lamp away from the table or lower the camera's exposure")
-        return _withheld(zones, flags, why, "picture"), {name: None for name in mahjong}
 
     def _choose(self, options: list[ZoneReading]) -> ZoneReading:
         """The grouping the rules like best: fewest flags (a reading that is alive and well formed

@@ -10,9 +10,10 @@ from table_helpers import CARD, exps, flags_of, player, read, table
 
 from companion.rules.matcher import rack_viability
 from companion.rules.tiles import ALL_CODES
-from companion.table import MIN_CONFIDENCE, WEAK_FRAME_SHARE, TableReader
+from companion.table import MIN_CONFIDENCE, TableReader
 from companion.table_decode import WILD, decode_run, plausible_runs
 from companion.table_group import thin_row
+from companion.table_guards import WEAK_FRAME_SHARE
 from vision.render import RenderedTable
 from vision.types import Detections
 

@@ -1,0 +1,121 @@
+"""Guards on a frame's rule flags: when the table reader does not judge what it saw.
+
+A dead-hand call on a player whose tile count does not add up is withheld
+(:func:`guard_dead_calls`), and so is every rule flag of a frame whose tiles mostly read weakly
+(:func:`guard_weak_frame`) or that is over-exposed and read weakly (:func:`guard_overexposed`):
+each rack then carries an ``unreadable`` flag that says why (:func:`withheld`).
+:class:`companion.table.TableReader` applies them after the rules (:mod:`companion.table_flags`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from companion.rules.tiles import BACK
+from companion.table_flags import RuleContext, player_totals
+from companion.table_types import Flag, ZoneReading
+from vision.light import OVEREXPOSED, clipped_share
+from vision.types import Detections
+
+WEAK_FRAME_SHARE = 0.40
+"""A frame in which this share of the face-up tiles read weakly (under the reader's minimum
+confidence) is not judged at all: a classifier unsure of two tiles in five is out of its depth (an
+unfamiliar tile set, glare, a blurred frame), and its sure readings there are no safer.  On 50
+rendered tables of the held-out artwork style at 1280x720 (tenth session) the two false rule flags
+(a dead hand from three 8 Craks read as 5 Craks, a fifth 6 Dot) came in frames with 0.50 and 0.58
+of the tiles weak; in the eleventh session, a Mah Jongg called in error (four red Souths read as
+red dragons at 0.79-0.94) in a frame with 0.41 weak, and with the Noto glyphs a dead hand (two
+1 Craks read as Souths at 0.78-0.80) with 0.44 (0.45 until then).  Of the tables in the
+benchmark's own style, no frame with a true flag had over 0.36 (0.33 in the eleventh session)."""
+
+WEAK_FRAME_MIN_TILES = 12
+"""The share above is taken only in a frame with at least this many face-up tiles."""
+
+OVEREXPOSED_WEAK = 0.25
+"""An over-exposed frame (:data:`vision.light.OVEREXPOSED`) is not judged when this share of its
+face-up tiles read weakly, however few they are (:func:`guard_overexposed`).  White
+faces that read surely are judged as usual: a set drawn pure white is no over-exposed picture."""
+
+
+def withheld(zones: dict[str, ZoneReading], flags: list[Flag], why: str, cause: str) -> list[Flag]:
+    """``flags`` without the rule flags (``wrong_rack``, ``tile_count``, ``joker``), and an
+    ``unreadable`` flag of ``cause`` saying ``why`` on each rack with face-up tiles that has none:
+    a frame the reader should not judge."""
+    out = [f for f in flags if f.kind not in ("wrong_rack", "tile_count", "joker")]
+    have = {(f.kind, f.zone) for f in out}
+    for z in zones.values():
+        if z.kind == "rack" and z.tiles and ("unreadable", z.name) not in have:
+            out.append(Flag("unreadable", z.name, f"{z.name}: {why}", cause=cause))
+    return out
+
+
+def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: RuleContext) -> list[Flag]:
+    """No dead-hand call on a player whose tile count the camera did not see add up.
+
+    A tile the camera missed, or a phantom it added, changes a group's size, and a group of
+    the wrong size can make a live hand look dead.  Where backs are countable and a player's
+    visible total is off, that player's racks with exposures are not judged: an ``unreadable``
+    flag of cause ``"count"`` (which a player's correction of a tile does not clear) replaces
+    any ``wrong_rack``; the ``tile_count`` flag still says what is off, so a true count error
+    is flagged either way.  (A rack with an uncertain tile is judged only when every plausible
+    reading of it is dead: :func:`companion.table_flags.rack_flags`.)
+    """
+    if not ctx.count_backs:
+        return flags
+    off: dict[str, str] = {}
+    for p, (total, expected, racks) in player_totals(zones, ctx).items():
+        if total not in (expected, expected + 1):
+            for z in racks:
+                if z.exposures:
+                    off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
+    out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)]
+    for name, why in off.items():
+        out.append(Flag("unreadable", name, f"{name}: not judged while {why} (a tile may be hidden or misread)",
+                        cause="count"))
+    return out
+
+
+def guard_weak_frame(
+    zones: dict[str, ZoneReading], flags: list[Flag], mahjong: dict[str, dict[str, Any] | None]
+) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
+    """No rule flag and no score from a frame whose tiles mostly read weakly (:data:`WEAK_FRAME_SHARE`).
+
+    The rule flags (``wrong_rack``, ``tile_count``, ``joker``) are withheld and every rack with
+    face-up tiles gets an ``unreadable`` flag of cause ``"frame"`` that says why and what helps;
+    displayed Mah Jonggs are not scored.
+    """
+    n = sum(len(z.tiles) for z in zones.values())
+    weak = sum(len(z.uncertain) for z in zones.values())
+    if n < WEAK_FRAME_MIN_TILES or weak < WEAK_FRAME_SHARE * n:
+        return flags, mahjong
+    why = (f"{weak} of the {n} face-up tiles in view read weakly, so this frame is not judged "
+           "(an unfamiliar tile set reads better once enrolled: `companion enroll`; a closer, "
+           "steadier camera or less glare also helps)")
+    return withheld(zones, flags, why, "frame"), {name: None for name in mahjong}
+
+
+def guard_overexposed(
+    frame: npt.NDArray[np.uint8], det: Detections, zones: dict[str, ZoneReading], flags: list[Flag],
+    mahjong: dict[str, dict[str, Any] | None],
+) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
+    """No rule flag and no score from an over-exposed frame (:data:`vision.light.OVEREXPOSED`
+    of its face-up tiles' pixels clipped white) in which :data:`OVEREXPOSED_WEAK` of the
+    face-up tiles read weakly, as from a frame read weakly (:func:`guard_weak_frame`), each
+    rack's ``unreadable`` flag of cause ``"picture"`` saying what helps.  Burnt-out faces are
+    misread surely beside the weak ones: on 25 rendered tables over-exposed (``bench_table
+    --poor over``, twenty-ninth session) the reader raised 2 false flags of 6 at 1280x720 and 1
+    of 2 at 1920x1080 (a joker alone, a tile count), none in daylight; those frames had 0.75
+    (of 8 tiles, too few for the weak-frame guard) and 0.39 of their tiles weak."""
+    n = sum(len(z.tiles) for z in zones.values())
+    if not n or sum(len(z.uncertain) for z in zones.values()) < OVEREXPOSED_WEAK * n:
+        return flags, mahjong
+    faces = det.quads[np.array([str(c) != BACK for c in det.codes], bool)] if len(det) else det.quads
+    share = clipped_share(frame, faces)  # as the camera took it: a lamp's gains cannot unclip a pixel
+    if share < OVEREXPOSED:
+        return flags, mahjong
+    why = (f"the picture is over-exposed ({share:.0%} of the tile faces' pixels are pure white), so this "
+           "frame is not judged: turn the lamp away from the table or lower the camera's exposure")
+    return withheld(zones, flags, why, "picture"), {name: None for name in mahjong}
