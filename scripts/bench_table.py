@@ -63,10 +63,10 @@ from vision.render import (  # noqa: E402
     CAMERA_SUPERSAMPLE,
     RackScene,
     Scene,
-    random_scene,
     random_view,
     render_table,
 )
+from vision.render_scenes import random_scene  # noqa: E402
 
 SIZES = ((1280, 720), (1920, 1080))
 

@@ -37,10 +37,10 @@ from vision.detect import quad_params, rect_quads
 from vision.faces import Faces, real_crops
 from vision.render import (
     CAMERA_SUPERSAMPLE,
-    random_scene,
     random_view,
     render_table,
 )
+from vision.render_scenes import random_scene
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = ((1280, 720), (1920, 1080))

@@ -434,7 +434,8 @@ class TablePool:
         from companion.rules.tiles import AMERICAN, CHINESE
         from scripts.table_crops import SIZES, SOURCES, _faces
         from vision.layout import load_layout
-        from vision.render import CAMERA_SUPERSAMPLE, random_scene, random_view, render_table
+        from vision.render import CAMERA_SUPERSAMPLE, random_view, render_table
+        from vision.render_scenes import random_scene
 
         layout = load_layout("siamese-2")
         self.top_down = top_down

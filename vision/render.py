@@ -6,8 +6,9 @@ propped at one table edge (30-70 degrees from vertical) and adds light, blur and
 result carries the image, every tile's true code, zone, exposure and image quad, and the true
 homography.  Everything is a pure function of ``(layout, scene, seed, options)``.
 
-``random_scene(layout, seed)`` makes a plausible scene; callers wanting a given rule situation
-build a :class:`Scene` themselves.  Faces come from ``faces=`` (e.g. ``vision.artwork.tile_faces()``
+:func:`vision.render_scenes.random_scene` makes a plausible scene and :func:`random_view` a
+camera; callers wanting a given rule situation build a
+:class:`Scene` themselves.  Faces come from ``faces=`` (e.g. ``vision.artwork.tile_faces()``
 or :func:`vision.faces.real_crops`), else from :func:`vision.faces.drawn_faces` (fast, for tests).
 """
 
@@ -19,7 +20,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companion.rules.tiles import AMERICAN, BACK, JOKER, NATURAL_CODES, TileSet
+from companion.rules.tiles import BACK
 from vision.calibrate import MARKER_IDS, marker_image, table_corners
 from vision.faces import Faces, drawn_faces, drawn_options
 from vision.layout import Layout, Zone
@@ -406,54 +407,3 @@ def random_view(seed: int, size: tuple[int, int] = (1280, 720), side: str | None
         roll_deg=float(rng.normal(0, 3)),
         aim_mm=(float(rng.normal(0, 40)), float(rng.normal(0, 40))),
     )
-
-
-# ----------------------------------------------------------------------------- random scenes
-
-
-def _random_group(rng: np.random.Generator, left: dict[str, int], size: int, jokers: bool) -> tuple[str, ...]:
-    spare = min(left.get(JOKER, 0), size - 1) if jokers and size >= 3 else 0
-    kinds = [c for c in (*NATURAL_CODES, "F") if left.get(c, 0) >= max(1, size - spare)]
-    if not kinds:
-        if size > 3:
-            return _random_group(rng, left, 3, jokers)
-        raise ValueError(f"no tiles left for a group of {size}")
-    kind = str(rng.choice(kinds))
-    n_j = min(max(size - left[kind], int(rng.random() < 0.35)), spare)
-    naturals = size - n_j
-    left[kind] -= naturals
-    left[JOKER] = left.get(JOKER, 0) - n_j
-    tiles = [kind] * naturals
-    for _ in range(n_j):
-        tiles.insert(int(rng.integers(1, len(tiles) + 1)), JOKER)
-    return tuple(tiles)
-
-
-def random_scene(layout: Layout, seed: int, tileset: TileSet = AMERICAN, discards: int | None = None) -> Scene:
-    """A plausible mid-game table: exposures of pungs/kongs, sometimes a Mah Jongg display."""
-    rng = np.random.default_rng(seed)
-    left = dict(tileset.counts)
-    jokers = left.get(JOKER, 0) > 0
-    racks: dict[str, RackScene] = {}
-    for player in layout.players:
-        zones = [z for z in layout.racks if z.player == player]
-        total = 27 + int(rng.integers(0, 2))
-        for i, zone in enumerate(zones):
-            if rng.random() < 0.15 and i == 0:
-                sizes = [[2, 4, 4, 4], [3, 3, 4, 4], [2, 3, 4, 5]][int(rng.integers(3))]
-                groups = tuple(_random_group(rng, left, s, jokers and s >= 3) for s in sizes)
-            else:
-                groups = tuple(
-                    _random_group(rng, left, int(rng.choice([3, 3, 4, 4, 5])), jokers)
-                    for _ in range(int(rng.integers(0, 4)))
-                )
-            racks[zone.name] = RackScene(groups, 0, touching=bool(rng.random() < 0.15))
-        shown = sum(len(t) for z in zones for t in racks[z.name].exposures)
-        hidden = max(0, total - shown)
-        for k, zone in enumerate(zones):
-            share = hidden // len(zones) + (1 if k < hidden % len(zones) else 0)
-            racks[zone.name] = RackScene(racks[zone.name].exposures, share, racks[zone.name].touching)
-    n_disc = int(rng.integers(4, 24)) if discards is None else discards
-    pool = [c for c, n in left.items() if c not in (BACK,) for _ in range(n)]
-    picks = tuple(str(pool[i]) for i in rng.choice(len(pool), size=min(n_disc, len(pool)), replace=False))
-    return Scene(racks, picks)

@@ -15,10 +15,10 @@ from vision.render import (
     Scene,
     View,
     camera_warp,
-    random_scene,
     random_view,
     render_table,
 )
+from vision.render_scenes import random_scene
 
 
 def test_same_seed_same_image_other_seed_other_image() -> None:

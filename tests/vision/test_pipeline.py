@@ -217,7 +217,8 @@ def test_scale_for_tile_puts_tiles_at_the_target_width() -> None:
 def test_table_frame_tiles_are_found_at_the_told_tile_size(recognizer) -> None:  # type: ignore[no-untyped-def]
     from companion.table import TableReader
     from vision.layout import load_layout
-    from vision.render import random_scene, random_view, render_table
+    from vision.render import random_view, render_table
+    from vision.render_scenes import random_scene
 
     layout = load_layout("siamese-2")
     r = render_table(layout, random_scene(layout, 3), seed=3, view=random_view(3, (1280, 720)))
