@@ -19,7 +19,6 @@ Its rules for photos live beside it:
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +30,6 @@ import numpy.typing as npt
 
 from vision import backs, mend, photo_tiles, photo_turns, rims, scales
 from vision.detect import TileLocalizer
-from vision.enroll import TABLE_SMALL
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
 from vision.mend import MIN_SCORE
@@ -120,24 +118,11 @@ class TileRecognizer:
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
         if tileset is not None:
-            from vision.prototypes import (
-                BASE_WEIGHT,
-                PHOTO_BASE_WEIGHT,
-                PHOTO_SCALE,
-                SCALE,
-                load_prototypes,
-                set_weight,
-            )
+            from vision.prototypes import recognizer_prototypes
 
-            self.prototypes = load_prototypes(tileset, self.classifier, unknown=PHOTO_BASE_WEIGHT, scale=PHOTO_SCALE)
-            if self.table_classifier is self.classifier:  # the same prototypes, weighed as a table reader's
-                self.table_prototypes = copy.copy(self.prototypes)
-                self.table_prototypes.weight = set_weight(self.prototypes.agreement, BASE_WEIGHT)
-                self.table_prototypes.scale = SCALE
-            else:
-                self.table_prototypes = load_prototypes(tileset, self.table_classifier, small=TABLE_SMALL)
-            if self.check_classifier is not None:
-                self.check_prototypes = load_prototypes(tileset, self.check_classifier, small=TABLE_SMALL)
+            self.prototypes, self.table_prototypes, self.check_prototypes = recognizer_prototypes(
+                tileset, self.classifier, self.table_classifier, self.check_classifier
+            )
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.min_score = min_score
@@ -211,52 +196,12 @@ class TileRecognizer:
         return out, objectness
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """A photo read at each of :data:`vision.scales.PHOTO_SCALES` in turn until one reads well
-        (:data:`vision.scales.READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``,
-        every tile found (the caller drops the weak ones).  A forced ``input_long_side`` reads at
-        one scale; so does a large image, unless its tiles come out too big for the localiser
-        there (:data:`vision.scales.BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or
-        it is a still photo whose tiles come out small (:data:`vision.scales.SMALL_STILL_TILE_PX`): it is then
-        read larger too."""
+        """A photo read at the scales :func:`vision.scales.read_photo` chooses: ``(tiles,
+        objectness)``, every tile found (the caller drops the weak ones).  A forced
+        ``input_long_side`` reads at one scale."""
         if self.input_long_side is not None:
             return self._read_at(img, None, None)
-        if scales.is_small(img.shape):
-            return self._best_reading(img, 1.0)
-        det, obj = self._read_at(img, None, None)
-        default = scales.auto_long_side(img.shape)
-        tile = scales.median_tile_px(det, obj) * default / max(img.shape[:2])
-        if tile > scales.BIG_TILE_PX:
-            return self._best_reading(img, scales.PHOTO_LONG_SIDE / default)
-        if max(img.shape[:2]) > scales.STILL_LONG_SIDE and 0 < tile < scales.SMALL_STILL_TILE_PX:
-            return self._best_reading(img, 1.0, (det, obj), small=True)
-        return det, obj
-
-    def _best_reading(
-        self,
-        img: npt.NDArray[np.uint8],
-        base: float,
-        first: tuple[Detections, npt.NDArray[np.float32]] | None = None,
-        small: bool | None = None,
-    ) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """The reading at :data:`vision.scales.PHOTO_SCALES` (times ``base``, relative to
-        :func:`vision.scales.auto_long_side`'s input) whose tiles score highest, each of its tiles read as surely
-        as any reading made found it (:func:`vision.scales.surest_readings`).  The first is kept alone when it
-        reads well (:data:`vision.scales.READS_WELL`) and its tiles are not small (:data:`vision.scales.SMALL_TILE_PX`; or
-        ``small``, when the caller has measured them); small tiles are read at
-        :data:`vision.scales.SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
-        det, obj = first if first is not None else self._read_at(img, None, scales.PHOTO_SCALES[0] * base)
-        score = scales.mean_score(det.confidence, obj)
-        if small is None:
-            input_scale = scales.auto_long_side(img.shape) * scales.PHOTO_SCALES[0] * base / max(img.shape[:2])
-            small = 0 < scales.median_tile_px(det, obj) * input_scale < scales.SMALL_TILE_PX
-        if score >= scales.READS_WELL and not small:
-            return det, obj
-        readings = [(score, det, obj)]
-        for f in scales.PHOTO_SCALES[1:] + (scales.SMALL_TILE_SCALES if small else ()):
-            det, obj = self._read_at(img, None, f * base)
-            readings.append((scales.mean_score(det.confidence, obj), det, obj))
-        best = max(readings, key=lambda r: r[0])  # the earlier on a tie
-        return scales.surest_readings(best[1], [r[1] for r in readings if r is not best]), best[2]
+        return scales.read_photo(lambda factor: self._read_at(img, None, factor), img.shape)
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None

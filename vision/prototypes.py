@@ -10,6 +10,7 @@ already.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -358,3 +359,25 @@ def load_prototypes(
     )
     refiner.agreement = agreement
     return refiner
+
+
+def recognizer_prototypes(
+    name: str, classifier: Any, table_classifier: Any, check_classifier: Any | None
+) -> tuple[TileSetPrototypes, TileSetPrototypes, TileSetPrototypes | None]:
+    """The enrolled set ``name`` for each of a recogniser's classifiers (:class:`vision.pipeline.TileRecognizer`):
+    ``(photo, table, check)``.  The photo classifier's weighs a set it does not know as photos
+    do (:data:`PHOTO_BASE_WEIGHT`, :data:`PHOTO_SCALE`); the table classifiers' carry copies
+    shrunk to table size (:data:`vision.enroll.TABLE_SMALL`), and where the table reader runs the
+    photo classifier itself, its prototypes are the photo ones weighed as a table reader's.
+    ``check``: None without a second table classifier."""
+    from vision.enroll import TABLE_SMALL
+
+    photo = load_prototypes(name, classifier, unknown=PHOTO_BASE_WEIGHT, scale=PHOTO_SCALE)
+    if table_classifier is classifier:  # the same prototypes, weighed as a table reader's
+        table = copy.copy(photo)
+        table.weight = set_weight(photo.agreement, BASE_WEIGHT)
+        table.scale = SCALE
+    else:
+        table = load_prototypes(name, table_classifier, small=TABLE_SMALL)
+    check = load_prototypes(name, check_classifier, small=TABLE_SMALL) if check_classifier is not None else None
+    return photo, table, check

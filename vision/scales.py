@@ -7,11 +7,14 @@
   takes its surest reading among the scales (:func:`surest_readings`).
 - A photo squeezed along one axis is read unsqueezed (:func:`squeeze_of`, :data:`UNSQUEEZE_ASPECTS`).
 
-:class:`vision.pipeline.TileRecognizer` applies them (docs/recognition.md, "Three scales, chosen
-by the reading", "Small tiles read larger", "Squeezed photos").
+:func:`read_photo` reads a photo so; :class:`vision.pipeline.TileRecognizer` applies them
+(docs/recognition.md, "Three scales, chosen by the reading", "Small tiles read larger", "Squeezed
+photos").
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +23,11 @@ from vision.classify import quad_aspect
 from vision.detect import quad_iou_boxes, quad_params
 from vision.mend import MIN_SCORE
 from vision.types import Detections
+
+Reading = tuple[Detections, npt.NDArray[np.float32]]
+"""A photo's tiles read at one scale, and each one's objectness."""
+ReadAt = Callable[[float | None], Reading]
+"""Reads a photo at a factor of :func:`auto_long_side`'s input (None: that input)."""
 
 
 def auto_long_side(shape: tuple[int, ...]) -> int:
@@ -72,7 +80,7 @@ tile with 1.8 alone); 2.4 the smaller tiles of a photo taken from further away (
 STILL_LONG_SIDE = 1280
 """An image longer than this is a still photo (a phone's, of a whole table or a wide part of it),
 not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at its default
-640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:meth:`vision.pipeline.TileRecognizer._read_photo`)."""
+640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:func:`read_photo`)."""
 SMALL_STILL_TILE_PX = 24.0
 """A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
 its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
@@ -196,3 +204,48 @@ def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: 
     if not keep.any():
         return 0.0
     return float(np.median(quad_params(det.quads[keep])[:, 2]))
+
+
+def read_photo(read_at: ReadAt, shape: tuple[int, ...]) -> Reading:
+    """A photo of ``shape`` read at each of :data:`PHOTO_SCALES` in turn until one reads well
+    (:data:`READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``, every
+    tile found.  ``read_at(factor)`` reads the photo at ``factor`` times :func:`auto_long_side`'s
+    input (None: that input), as :meth:`vision.pipeline.TileRecognizer._read_at` does.  A large
+    image is read at one scale, unless its tiles come out too big for the localiser there
+    (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or it is a
+    still photo whose tiles come out small (:data:`SMALL_STILL_TILE_PX`): it is then read larger
+    too."""
+    if is_small(shape):
+        return best_reading(read_at, shape, 1.0)
+    det, obj = read_at(None)
+    default = auto_long_side(shape)
+    tile = median_tile_px(det, obj) * default / max(shape[:2])
+    if tile > BIG_TILE_PX:
+        return best_reading(read_at, shape, PHOTO_LONG_SIDE / default)
+    if max(shape[:2]) > STILL_LONG_SIDE and 0 < tile < SMALL_STILL_TILE_PX:
+        return best_reading(read_at, shape, 1.0, (det, obj), small=True)
+    return det, obj
+
+
+def best_reading(
+    read_at: ReadAt, shape: tuple[int, ...], base: float, first: Reading | None = None, small: bool | None = None
+) -> Reading:
+    """The reading at :data:`PHOTO_SCALES` (times ``base``, relative to
+    :func:`auto_long_side`'s input) whose tiles score highest, each of its tiles read as surely
+    as any reading made found it (:func:`surest_readings`).  The first is kept alone when it
+    reads well (:data:`READS_WELL`) and its tiles are not small (:data:`SMALL_TILE_PX`; or
+    ``small``, when the caller has measured them); small tiles are read at
+    :data:`SMALL_TILE_SCALES` too.  ``first``: the reading at the first scale, already made."""
+    det, obj = first if first is not None else read_at(PHOTO_SCALES[0] * base)
+    score = mean_score(det.confidence, obj)
+    if small is None:
+        input_scale = auto_long_side(shape) * PHOTO_SCALES[0] * base / max(shape[:2])
+        small = 0 < median_tile_px(det, obj) * input_scale < SMALL_TILE_PX
+    if score >= READS_WELL and not small:
+        return det, obj
+    readings = [(score, det, obj)]
+    for f in PHOTO_SCALES[1:] + (SMALL_TILE_SCALES if small else ()):
+        det, obj = read_at(f * base)
+        readings.append((mean_score(det.confidence, obj), det, obj))
+    best = max(readings, key=lambda r: r[0])  # the earlier on a tie
+    return surest_readings(best[1], [r[1] for r in readings if r is not best]), best[2]
