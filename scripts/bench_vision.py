@@ -698,7 +698,7 @@ def print_classes(tally: Tally) -> None:
     print("worst five classes:", ", ".join(f"{c} (F1 {f:.3f})" for c, _, _, _, f, _ in worst))
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -734,8 +734,11 @@ def main() -> None:
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for ours (default 2)")
     ap.add_argument("--peer-python", default="/tmp/peer-venv/bin/python")
-    args = ap.parse_args()
+    return ap
 
+
+def main() -> None:
+    args = parser().parse_args()
     photos = load_split("valid", limit=args.limit)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     n_tiles = sum(len(s.codes) for s in photos)
@@ -752,57 +755,7 @@ def main() -> None:
     if args.no_peer:
         print("peer unavailable: skipped (--no-peer)")
     else:
-        peer, t_peer, why, peer_checked = run_peer(photos, args.peer_python)
-        if peer is None:
-            print(f"peer unavailable: {why}")
-        else:
-            print_summary("peer mahjong-detector", peer, t_peer)
-            if bad:
-                print_summary("peer, mislabelled out", peer_checked, t_peer)
-            if ours.within is not None and peer.within is not None:
-                f_ours, f_peer = (Tally.prf(t.tp, t.fp, t.fn)[2] for t in (ours.within, peer.within))
-                print(
-                    f"on the peer's own {len(PEER_FAMILY)} classes (flowers and seasons left out, and the tiles "
-                    f"returned on them): ours F1 {f_ours:.3f}, peer F1 {f_peer:.3f} (the issue's reference "
-                    "for the peer on this family: 0.52)"
-                )
-            print(
-                f"speed: ours {np.median(t_ours):.1f} ms vs peer {np.median(t_peer):.1f} ms per photo "
-                f"({np.median(t_peer) / np.median(t_ours):.1f}x), each timed in its own pass"
-            )
-            p_ours, p_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads)
-            if why:
-                print(f"speed photo by photo: peer stopped ({why})")
-            elif p_ours:
-                ratio = np.asarray(p_peer) / np.asarray(p_ours)
-                print(
-                    f"speed photo by photo, ours and the peer in turn: ours {np.median(p_ours):.1f} ms vs peer "
-                    f"{np.median(p_peer):.1f} ms ({np.median(p_peer) / np.median(p_ours):.1f}x; per photo the "
-                    f"peer takes {np.median(ratio):.1f}x ours at the median, {np.percentile(ratio, 10):.1f}x at "
-                    "the 10th percentile)"
-                )
-            waits: list[tuple[str, float, float]] = []
-            q_ours, q_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads, quiet=waits)
-            if why:
-                print(f"speed photo by photo, the peer quiet: peer stopped ({why})")
-            elif q_ours:
-                ratio = np.asarray(q_peer) / np.asarray(q_ours)
-                after = {
-                    who: (np.median([w[1] for w in waits if w[0] == who]) * 1000,
-                          np.median([w[2] for w in waits if w[0] == who]))
-                    for who in ("ours", "peer") if any(w[0] == who for w in waits)
-                }  # fmt: skip
-                spun = "; ".join(
-                    f"{'the peer' if who == 'ours' else 'ours'} went on for a median {ms:.0f} ms, "
-                    f"{cpu:.1f} ms of CPU"
-                    for who, (ms, cpu) in after.items()
-                )
-                print(
-                    f"speed photo by photo, each side timed once the other's process is quiet again "
-                    f"(after an answer {spun}): ours {np.median(q_ours):.1f} ms vs peer "
-                    f"{np.median(q_peer):.1f} ms ({np.median(q_peer) / np.median(q_ours):.1f}x; per photo "
-                    f"{np.median(ratio):.1f}x at the median, {np.percentile(ratio, 10):.1f}x at the 10th percentile)"
-                )
+        peer_lines(photos, args, ours, t_ours, bad)
     if bad:
         print_summary("ours, mislabelled out", checked, t_ours)
         print(f"  beside, not instead (the target is on every photo): {len(bad)} photos whose every tile is "
@@ -831,36 +784,102 @@ def main() -> None:
         )
         print_summary("ours 1280x720", fr, t_fr)
     if args.american:
-        seeds = [int(x) for x in str(args.american_seeds).split(",") if x.strip()] or [21]
-        kinds: Counter[str] = Counter()
-        views: Counter[str] = Counter()
-        am, t_am = synth_eval(args.models, (640, 480), args.american, seeds[0], True, args.threads, kinds, views)
-        acc = am.tp / max(sum(am.per_truth.values()), 1)
-        print(
-            f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
-        )
-        seen = sum(am.confusion.values())
-        right = sum(k for (tc, pc), k in am.confusion.items() if tc == pc)
-        print(
-            f"  localised {seen / max(sum(am.per_truth.values()), 1):.4f} of tiles; "
-            f"read right {right / max(seen, 1):.4f} of those"
-        )
-        print_summary("  as detections", am, t_am)  # false tiles too: a phantom joker misleads a player
-        for code, n, r, p, _, top in am.class_rows():  # precision: a phantom back spoils a tile count
-            print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  precision {p:.3f}  {top}")
-        if len(seeds) > 1:
-            accs = [acc]
-            for seed in seeds[1:]:
-                other, _ = synth_eval(args.models, (640, 480), args.american, seed, True, args.threads, kinds, views)
-                accs.append(other.tp / max(sum(other.per_truth.values()), 1))
-            print(f"\nsynthetic American scenes over {len(seeds)} seeds ({args.american} scenes each): per-tile accuracy "
-                  + " / ".join(f"{s}: {a:.4f}" for s, a in zip(seeds, accs, strict=True)) + f"; mean {float(np.mean(accs)):.4f}")
-        print_misses(kinds)
-        for where in ("wholly in view", "cut by the picture's edge"):
-            n, right = views[where], views[where + ", read right"]
-            print(f"  tiles {where}: {right} of {n} read right ({right / max(n, 1):.4f})")
+        american_lines(args)
     if args.held_out:
         print_held_out(args)
+
+
+def peer_lines(photos: list[PhotoSample], args: argparse.Namespace, ours: Tally, t_ours: list[float],
+               bad: list[PhotoSample]) -> None:
+    """The peer's lines on valid beside ours: its F1, on its own classes too, and the speeds."""
+    peer, t_peer, why, peer_checked = run_peer(photos, args.peer_python)
+    if peer is None:
+        print(f"peer unavailable: {why}")
+        return
+    print_summary("peer mahjong-detector", peer, t_peer)
+    if bad:
+        print_summary("peer, mislabelled out", peer_checked, t_peer)
+    if ours.within is not None and peer.within is not None:
+        f_ours, f_peer = (Tally.prf(t.tp, t.fp, t.fn)[2] for t in (ours.within, peer.within))
+        print(
+            f"on the peer's own {len(PEER_FAMILY)} classes (flowers and seasons left out, and the tiles "
+            f"returned on them): ours F1 {f_ours:.3f}, peer F1 {f_peer:.3f} (the issue's reference "
+            "for the peer on this family: 0.52)"
+        )
+    print(
+        f"speed: ours {np.median(t_ours):.1f} ms vs peer {np.median(t_peer):.1f} ms per photo "
+        f"({np.median(t_peer) / np.median(t_ours):.1f}x), each timed in its own pass"
+    )
+    paired_lines(photos, args)
+
+
+def paired_lines(photos: list[PhotoSample], args: argparse.Namespace) -> None:
+    """Ours and the peer timed photo by photo: in turn, and each once the other is quiet."""
+    p_ours, p_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads)
+    if why:
+        print(f"speed photo by photo: peer stopped ({why})")
+    elif p_ours:
+        ratio = np.asarray(p_peer) / np.asarray(p_ours)
+        print(
+            f"speed photo by photo, ours and the peer in turn: ours {np.median(p_ours):.1f} ms vs peer "
+            f"{np.median(p_peer):.1f} ms ({np.median(p_peer) / np.median(p_ours):.1f}x; per photo the "
+            f"peer takes {np.median(ratio):.1f}x ours at the median, {np.percentile(ratio, 10):.1f}x at "
+            "the 10th percentile)"
+        )
+    waits: list[tuple[str, float, float]] = []
+    q_ours, q_peer, why = paired_speed(photos, args.models, args.peer_python, args.threads, quiet=waits)
+    if why:
+        print(f"speed photo by photo, the peer quiet: peer stopped ({why})")
+    elif q_ours:
+        ratio = np.asarray(q_peer) / np.asarray(q_ours)
+        after = {
+            who: (np.median([w[1] for w in waits if w[0] == who]) * 1000,
+                  np.median([w[2] for w in waits if w[0] == who]))
+            for who in ("ours", "peer") if any(w[0] == who for w in waits)
+        }  # fmt: skip
+        spun = "; ".join(
+            f"{'the peer' if who == 'ours' else 'ours'} went on for a median {ms:.0f} ms, "
+            f"{cpu:.1f} ms of CPU"
+            for who, (ms, cpu) in after.items()
+        )
+        print(
+            f"speed photo by photo, each side timed once the other's process is quiet again "
+            f"(after an answer {spun}): ours {np.median(q_ours):.1f} ms vs peer "
+            f"{np.median(q_peer):.1f} ms ({np.median(q_peer) / np.median(q_ours):.1f}x; per photo "
+            f"{np.median(ratio):.1f}x at the median, {np.percentile(ratio, 10):.1f}x at the 10th percentile)"
+        )
+
+
+def american_lines(args: argparse.Namespace) -> None:
+    """The synthetic American scenes: the first seed in full (per class), each seed's accuracy."""
+    seeds = [int(x) for x in str(args.american_seeds).split(",") if x.strip()] or [21]
+    kinds: Counter[str] = Counter()
+    views: Counter[str] = Counter()
+    am, t_am = synth_eval(args.models, (640, 480), args.american, seeds[0], True, args.threads, kinds, views)
+    acc = am.tp / max(sum(am.per_truth.values()), 1)
+    print(
+        f"\nsynthetic American scenes: {args.american}, {sum(am.per_truth.values())} tiles; per-tile accuracy {acc:.4f}"
+    )
+    seen = sum(am.confusion.values())
+    right = sum(k for (tc, pc), k in am.confusion.items() if tc == pc)
+    print(
+        f"  localised {seen / max(sum(am.per_truth.values()), 1):.4f} of tiles; "
+        f"read right {right / max(seen, 1):.4f} of those"
+    )
+    print_summary("  as detections", am, t_am)  # false tiles too: a phantom joker misleads a player
+    for code, n, r, p, _, top in am.class_rows():  # precision: a phantom back spoils a tile count
+        print(f"  {code:<4} {n:>4} tiles  accuracy {r:.3f}  precision {p:.3f}  {top}")
+    if len(seeds) > 1:
+        accs = [acc]
+        for seed in seeds[1:]:
+            other, _ = synth_eval(args.models, (640, 480), args.american, seed, True, args.threads, kinds, views)
+            accs.append(other.tp / max(sum(other.per_truth.values()), 1))
+        print(f"\nsynthetic American scenes over {len(seeds)} seeds ({args.american} scenes each): per-tile accuracy "
+              + " / ".join(f"{s}: {a:.4f}" for s, a in zip(seeds, accs, strict=True)) + f"; mean {float(np.mean(accs)):.4f}")
+    print_misses(kinds)
+    for where in ("wholly in view", "cut by the picture's edge"):
+        n, right = views[where], views[where + ", read right"]
+        print(f"  tiles {where}: {right} of {n} read right ({right / max(n, 1):.4f})")
 
 
 HELD_OUT_PHOTO_SEEDS = (1000, 1001)
