@@ -188,55 +188,79 @@ def fit_rows(
     finds down to :data:`FIT_EVIDENCE`, within :data:`FIT_NEAR` of a step) where it saw none at
     the other; where it saw one at both or neither, nothing fits.  At most :data:`FIT_MISSING`
     are filled."""
-    from vision.detect import quad_params
-
     empty = np.zeros((0, 4, 2), np.float32)
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     if not rows or not 0.8 * sum(rows) <= len(q) <= 1.3 * sum(rows):
         return empty
+    found = _in_rows(q, np.asarray(scores, np.float32), len(rows))
+    if found is None:
+        return empty
+    q, sc, u, groups, pitch, along = found
+    seen = np.asarray(weak if weak is not None else q.mean(axis=1), np.float32).reshape(-1, 2)
+    out: list[FloatArray] = []
+    filled = 0
+    for n, g in zip(rows, groups, strict=True):
+        row = _placed(u, sc, g, pitch)
+        if max(row) - min(row) + 1 > n:
+            return empty
+        tiles = _row_filled({k: q[i] for k, i in row.items()}, n, pitch * along, seen, FIT_NEAR * pitch)
+        if tiles is None:
+            return empty
+        filled += n - len(row)
+        out.extend(tiles[k] for k in sorted(tiles))
+    if filled > FIT_MISSING:
+        return empty
+    return np.stack(out).astype(np.float32)
+
+
+def _in_rows(
+    q: FloatArray, sc: FloatArray, n_rows: int
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.float64], list[list[int]], float, npt.NDArray[np.float64]] | None:
+    """:func:`fit_rows`' tiles of about the median size grouped into ``n_rows`` rows along the
+    layout's direction: ``(quads, scores, place along the rows, groups, pitch, the rows'
+    direction)``, or None when they do not make that many rows with a step between neighbours."""
+    from vision.detect import quad_params
+
     p = quad_params(q)
     area = p[:, 2] * p[:, 3]
     keep = (area > 0.45 * np.median(area)) & (area < 2.2 * np.median(area))
-    q, sc, p = q[keep], np.asarray(scores, np.float32)[keep], p[keep]
+    q, sc, p = q[keep], sc[keep], p[keep]
     tilt = layout_tilt(p[:, :2])
     along = np.array([np.cos(tilt), np.sin(tilt)])
     uv = p[:, :2] @ np.stack([along, [-along[1], along[0]]], axis=1)
     groups = _row_groups(uv[:, 1], 0.5 * float(np.median(p[:, 3])))
-    while len(groups) > len(rows) and min(len(g) for g in groups) <= 2:
+    while len(groups) > n_rows and min(len(g) for g in groups) <= 2:
         groups.remove(min(groups, key=len))
-    if len(groups) != len(rows):
-        return empty
+    if len(groups) != n_rows:
+        return None
     diffs = np.concatenate([np.diff(np.sort(uv[g, 0])) for g in groups if len(g) > 1])
     pitch = float(np.median(diffs)) if len(diffs) else 0.0
     pitch = float(np.median(diffs[diffs < 1.5 * pitch])) if pitch > 0 else 0.0
     if pitch <= 0:
-        return empty
-    seen = np.asarray(weak if weak is not None else p[:, :2], np.float32).reshape(-1, 2)
-    out: list[FloatArray] = []
-    filled = 0
-    for n, g in zip(rows, groups, strict=True):
-        row = _placed(uv[:, 0], sc, g, pitch)
-        if max(row) - min(row) + 1 > n:
-            return empty
-        tiles = {k: q[i] for k, i in row.items()}
-        while max(tiles) - min(tiles) + 1 < n:  # missing at an end: the end where the localiser saw a tile
-            lo, hi = min(tiles), max(tiles)
-            ends = {lo - 1: _moved(tiles[lo], -pitch * along), hi + 1: _moved(tiles[hi], pitch * along)}
-            shown = [k for k, v in ends.items()
-                     if len(seen) and float(np.min(np.linalg.norm(seen - v.mean(axis=0), axis=1))) < FIT_NEAR * pitch]
-            if len(shown) != 1:
-                return empty
-            tiles[shown[0]] = ends[shown[0]]
-            filled += 1
-        first = min(tiles)
-        for k in range(first, first + n):
-            if k not in tiles:  # a place missing inside the row: its left neighbour moved a step
-                tiles[k] = _moved(tiles[k - 1], pitch * along)
-                filled += 1
-            out.append(tiles[k])
-    if filled > FIT_MISSING:
-        return empty
-    return np.stack(out).astype(np.float32)
+        return None
+    return q, sc, uv[:, 0], groups, pitch, along
+
+
+def _row_filled(
+    tiles: dict[int, FloatArray], n: int, step: npt.NDArray[np.float64], seen: FloatArray, near: float
+) -> dict[int, FloatArray] | None:
+    """One row's ``tiles`` (by place) made ``n`` long, as :func:`fit_rows` fills it: a place
+    missing at an end is filled at the end where the localiser saw a tile (a point of ``seen``
+    within ``near`` of it) and not at the other, one at a time; a place missing inside, with its
+    left neighbour moved a ``step``.  None where an end cannot be told."""
+    while max(tiles) - min(tiles) + 1 < n:  # missing at an end: the end where the localiser saw a tile
+        lo, hi = min(tiles), max(tiles)
+        ends = {lo - 1: _moved(tiles[lo], -step), hi + 1: _moved(tiles[hi], step)}
+        shown = [k for k, v in ends.items()
+                 if len(seen) and float(np.min(np.linalg.norm(seen - v.mean(axis=0), axis=1))) < near]
+        if len(shown) != 1:
+            return None
+        tiles[shown[0]] = ends[shown[0]]
+    first = min(tiles)
+    for k in range(first, first + n):
+        if k not in tiles:  # a place missing inside the row: its left neighbour moved a step
+            tiles[k] = _moved(tiles[k - 1], step)
+    return tiles
 
 
 def _row_groups(v: npt.NDArray[np.float64], gap: float) -> list[list[int]]:
