@@ -117,6 +117,24 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     return [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us)) for s, e in merged]
 
 
+def _row_fits(
+    lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], weight: npt.NDArray[np.float32],
+    extents: list[tuple[float, float, bool]] | None,
+) -> list[tuple[list[int], list[float]]]:
+    """One rack row's runs to lay again, as :func:`refit_racks` lays them: ``(the row's tiles,
+    their new centres along the rack)``, from the stretches of tile measured on the picture
+    (``extents``; None: not measured) and, for the tiles those leave, from the boxes' lengths."""
+    w = TILE_MM[0]
+    fits: list[tuple[list[int], list[float]]] = []
+    if extents is not None:
+        fits = refit_extents([float(v) for v in lo], [float(v) for v in hi], [float(v) for v in weight],
+                             extents, w, MIN_PITCH * w)
+    done = {i for run, _ in fits for i in run}
+    rest = [i for i in range(len(lo)) if i not in done]
+    more = refit_runs([float(lo[i]) for i in rest], [float(hi[i]) for i in rest], w, MIN_PITCH * w)
+    return fits + [([rest[i] for i in run], placed) for run, placed in more]
+
+
 def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.NDArray[np.float32],
                 top: npt.NDArray[np.uint8] | None = None, to_table: npt.NDArray[np.float64] | None = None,
                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
@@ -155,17 +173,11 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
         if top is not None and to_top is not None:
             background = zone_background(top, to_top, zone, quads_mm[idx])
         for row in order_rows(seen):
-            fits: list[tuple[list[int], list[float]]] = []
+            extents = None
             if background is not None and top is not None and to_top is not None:
                 mid = float(np.median(across[row]))
                 extents = row_extents(top, to_top, axis, perp, mid, lo[row], hi[row], background)
-                fits = refit_extents([float(lo[i]) for i in row], [float(hi[i]) for i in row],
-                                     [float(weight[idx[i]]) for i in row], extents, w, MIN_PITCH * w)
-            done = {i for run, _ in fits for i in run}
-            rest = [i for i in range(len(row)) if i not in done]
-            more = refit_runs([float(lo[row[i]]) for i in rest], [float(hi[row[i]]) for i in rest], w, MIN_PITCH * w)
-            fits += [([rest[i] for i in run], placed) for run, placed in more]
-            for run, placed in fits:
+            for run, placed in _row_fits(lo[row], hi[row], weight[idx[row]], extents):
                 members = idx[[row[i] for i in run]]
                 keep[members] = False
                 mid = float(np.median(across[[row[i] for i in run]]))
