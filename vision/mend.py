@@ -174,7 +174,7 @@ def rim_grown(
         for t in np.argsort(-score[1:], kind="stable"):
             if not score[t + 1] > RIM_GAIN * score[0]:
                 break
-            if not takes_in_another(tries[t], i, given, (lo, hi), sure, most):
+            if not takes_in_another(tries[t], int(i), given, (lo, hi), sure, most):
                 quads[i] = tries[t]
                 break
     return quads
@@ -286,15 +286,8 @@ def across_tiles(
     if not len(cand):
         return []
     given = np.asarray(det.quads, np.float32)
-    c = p[cand]
     n = len(cand)
-    length = np.maximum(size_l[cand], c[:, 2])
-    turned = c[:, 4] + np.pi / 2
-    shift = (length - c[:, 2]) / 2
-    ds = np.array([0.0, 1.0, -1.0], np.float32)
-    cx = c[:, 0, None] + np.sin(turned)[:, None] * shift[:, None] * ds
-    cy = c[:, 1, None] - np.cos(turned)[:, None] * shift[:, None] * ds
-    tries = rect_quads(cx.ravel(), cy.ravel(), np.repeat(c[:, 3], 3), np.repeat(length, 3), np.repeat(turned, 3)).reshape(n, 3, 4, 2)
+    tries = _turned_tries(p[cand], size_l[cand])
     h, w = image_bgr.shape[:2]
     inside = np.all((tries >= 0) & (tries <= np.array([w, h], np.float32)), axis=(2, 3))
     score = rim_contrast(image_bgr, np.concatenate([given[cand][:, None], tries], axis=1).reshape(-1, 4, 2), bgr=True).reshape(n, 4)
@@ -311,3 +304,18 @@ def across_tiles(
                 out.append((i, tries[k, t]))
                 break
     return out
+
+
+def _turned_tries(c: npt.NDArray[np.float32], size_l: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """``(n, 3, 4, 2)``: each of :func:`across_tiles`' boxes (``c``, :func:`vision.detect.quad_params`
+    rows) turned a quarter and grown to its neighbours' length ``size_l`` (its width kept), about
+    its centre and from either end."""
+    n = len(c)
+    length = np.maximum(size_l, c[:, 2])
+    turned = c[:, 4] + np.pi / 2
+    shift = (length - c[:, 2]) / 2
+    ds = np.array([0.0, 1.0, -1.0], np.float32)
+    cx = c[:, 0, None] + np.sin(turned)[:, None] * shift[:, None] * ds
+    cy = c[:, 1, None] - np.cos(turned)[:, None] * shift[:, None] * ds
+    quads = rect_quads(cx.ravel(), cy.ravel(), np.repeat(c[:, 3], 3), np.repeat(length, 3), np.repeat(turned, 3))
+    return np.asarray(quads, np.float32).reshape(n, 3, 4, 2)
