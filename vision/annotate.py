@@ -36,13 +36,13 @@ def _text(
 
 def _grow(img: Image) -> float:
     """How much larger than on a 1920-pixel frame the zones' names and the flags are written."""
-    return max(1.0, max(img.shape[:2]) / 1920)
+    return float(max(1.0, max(img.shape[:2]) / 1920))
 
 
 def line_width(img: Image) -> int:
     """Pixels an outline is drawn wide: 1 on a 640-pixel photo or a 1280x720 frame, 3 on a phone's
     4032-pixel still, so that it shows at any size the picture is looked at."""
-    return max(1, round(max(img.shape[:2]) / 1400))
+    return int(max(1, round(max(img.shape[:2]) / 1400)))
 
 
 def draw_zones(img: Image, layout: Layout, calibration: Calibration, flagged: set[str]) -> None:

@@ -137,8 +137,8 @@ def tile_faces(style: str | None = None) -> dict[str, list[np.ndarray]]:
     for s in styles:
         for code, imgs in _style_faces(s).items():
             merged.setdefault(code, []).extend(imgs)
-    for imgs in merged.values():
-        for img in imgs:
+    for faces in merged.values():
+        for img in faces:
             img.flags.writeable = False
     return {c: merged[c] for c in ALL_CODES if c in merged}
 

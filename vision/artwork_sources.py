@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
@@ -49,7 +50,7 @@ def artwork_dir() -> Path:
 def flatten_alpha(img: npt.NDArray[np.uint8], bg: tuple[int, int, int] = (255, 255, 255)) -> Image:
     """BGRA -> BGR over a plain colour; BGR passes through; grey becomes BGR."""
     if img.ndim == 2:
-        return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+        return np.asarray(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR), np.uint8)
     if img.shape[2] == 3:
         return img
     a = img[:, :, 3:4].astype(np.float32) / 255.0
@@ -69,7 +70,7 @@ def to_face(img: Image) -> Image:
     """Resize any tile image to the face size, turning landscape images upright first."""
     if img.shape[1] > img.shape[0] * 1.15:
         img = np.ascontiguousarray(np.rot90(img))
-    return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+    return np.asarray(cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA), np.uint8)
 
 
 def plain_face(colour: tuple[int, int, int] = (222, 236, 242), border: int = 2) -> Image:
@@ -152,11 +153,11 @@ def render_svg_element(svg: Path, element_id: str, height: int = 240) -> npt.NDA
         out = Path(tmp) / "e.png"
         cmd = [exe, "-a", f"--export-id={element_id}", "-h", str(height), str(svg), "-o", str(out)]
         res = subprocess.run(cmd, capture_output=True, timeout=60)
-        img = cv2.imread(str(out), cv2.IMREAD_UNCHANGED) if out.exists() else None
+        img = cast("Image | None", cv2.imread(str(out), cv2.IMREAD_UNCHANGED)) if out.exists() else None
     if res.returncode != 0 or img is None:
         raise ArtworkError(f"cannot render {element_id!r} from {str(svg)!r}: {res.stderr[:200]!r}")
     if img.ndim == 2 or img.shape[2] == 3:
-        img = cv2.cvtColor(flatten_alpha(img), cv2.COLOR_BGR2BGRA)
+        img = np.asarray(cv2.cvtColor(flatten_alpha(img), cv2.COLOR_BGR2BGRA), np.uint8)
     return img
 
 
@@ -323,7 +324,7 @@ _FLUFFY: dict[str, str] = {
 
 def _load_fluffy(variant: str) -> dict[str, list[Image]]:
     folder = artwork_dir() / "fluffystuff-riichi" / "Export" / variant
-    front = cv2.imread(str(folder / "Front.png"), cv2.IMREAD_UNCHANGED)
+    front = cast("Image | None", cv2.imread(str(folder / "Front.png"), cv2.IMREAD_UNCHANGED))
     if front is None:
         raise ArtworkError(f"cannot read {str(folder / 'Front.png')!r}")
     out: dict[str, list[Image]] = {}

@@ -287,7 +287,7 @@ def table_gaps(
     elif shrunk is not None and shrunk.shape[:2] == (size[1], size[0]):
         small = shrunk
     else:
-        small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
+        small = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), np.uint8)
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2LAB)
     quads = det.quads * np.float32(k)
     centres = quads.mean(axis=1, keepdims=True)

@@ -81,7 +81,7 @@ def quad_width_px(quads: npt.ArrayLike) -> FloatArray:
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     side = np.linalg.norm(np.roll(q, -1, axis=1) - q, axis=2)
     a, b = (side[:, 0] + side[:, 2]) / 2, (side[:, 1] + side[:, 3]) / 2
-    return np.minimum(np.minimum(a, b), np.maximum(a, b) * CROP_W / CROP_H).astype(np.float32)
+    return np.asarray(np.minimum(np.minimum(a, b), np.maximum(a, b) * CROP_W / CROP_H), np.float32)
 
 
 def quad_aspect(quads: npt.ArrayLike) -> FloatArray:
@@ -89,17 +89,17 @@ def quad_aspect(quads: npt.ArrayLike) -> FloatArray:
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     e1 = np.linalg.norm(q[:, 1] - q[:, 0], axis=1)
     e2 = np.linalg.norm(q[:, 2] - q[:, 1], axis=1)
-    return (np.maximum(e1, e2) / np.maximum(np.minimum(e1, e2), 1e-6)).astype(np.float32)
+    return np.asarray(np.maximum(e1, e2) / np.maximum(np.minimum(e1, e2), 1e-6), np.float32)
 
 
 def softmax(logits: FloatArray) -> FloatArray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), np.float32)
 
 
 def l2_normalise(x: FloatArray) -> FloatArray:
-    return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-8)).astype(np.float32)
+    return np.asarray(x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-8), np.float32)
 
 
 @dataclass(frozen=True)

@@ -355,13 +355,13 @@ def shrink(
     uw, uh = w, h
     if k >= 2:
         uw, uh = w // k * k, h // k * k
-        image = cv2.resize(image[:uh, :uw], (uw // k, uh // k), interpolation=cv2.INTER_AREA)
+        image = np.asarray(cv2.resize(image[:uh, :uw], (uw // k, uh // k), interpolation=cv2.INTER_AREA), np.uint8)
     if image.shape[:2] != (nh, nw):
         # under 2x left in both axes: bilinear; more in one (a strip of an image whose short side
         # the 32-pixel floor holds up): area averaging, slow but rare
         rest = min(nw / image.shape[1], nh / image.shape[0])
         how = cv2.INTER_LINEAR if rest >= 0.5 else cv2.INTER_AREA
-        image = cv2.resize(image, (nw, nh), interpolation=how)
+        image = np.asarray(cv2.resize(image, (nw, nh), interpolation=how), np.uint8)
     return np.asarray(image, np.uint8), (uw, uh)
 
 

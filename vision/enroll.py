@@ -17,7 +17,7 @@ laid-out set (for tests and the held-out-style benchmark).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -89,9 +89,9 @@ def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0, width
     out = np.empty((len(crops) * n, h, w, 3), np.uint8)
     for i, crop in enumerate(crops):
         for j in range(n):
-            m = cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(-6, 6), rng.uniform(0.92, 1.08))
+            m = np.asarray(cv2.getRotationMatrix2D((w / 2, h / 2), rng.uniform(-6, 6), rng.uniform(0.92, 1.08)), np.float64)
             m[:, 2] += rng.uniform(-0.06, 0.06, 2) * (w, h)
-            img = cv2.warpAffine(crop, m, (w, h), borderMode=cv2.BORDER_REPLICATE).astype(
+            img: npt.NDArray[Any] = cv2.warpAffine(crop, m, (w, h), borderMode=cv2.BORDER_REPLICATE).astype(
                 np.float32
             )
             img = img * rng.uniform(0.7, 1.2) + rng.uniform(-15, 15, 3)
@@ -105,7 +105,7 @@ def augment_crops(crops: Image, n: int, seed: int = 0, small: float = 0.0, width
     return out
 
 
-def _seen_at(img: npt.NDArray[np.float32], width: int) -> npt.NDArray[np.float32]:
+def _seen_at(img: npt.NDArray[Any], width: int) -> npt.NDArray[np.float32]:
     """``img`` as a tile ``width`` pixels wide looks once cut out and blown up to the crop size."""
     h, w = img.shape[:2]
     tiny = cv2.resize(img, (width, max(4, round(width * h / w))), interpolation=cv2.INTER_AREA)

@@ -73,7 +73,8 @@ def annotated_path(folder: Path, image: str, taken: set[Path]) -> Path:
 def run(args: argparse.Namespace) -> int:
     from companion.cli import CommandError
     from vision.io import ImageLoadError, load_image
-    from vision.pipeline import MIN_SCORE, REPO, TileRecognizer
+    from vision.mend import MIN_SCORE
+    from vision.pipeline import REPO, TileRecognizer
     from vision.runtime import ModelFileError
 
     folder = Path(args.annotate) if args.annotate else None

@@ -64,6 +64,7 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
     from dataclasses import replace
 
     import cv2
+    import numpy as np
 
     from vision.classify import DEFAULT_MODEL, TileClassifier
     from vision.enroll import EnrollError, enroll_image
@@ -78,7 +79,7 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
         raise CommandError(f"cannot read image: {str(photo)!r}")
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
-        tileset, crops, agree = enroll_image(image, layout, clf, name)
+        tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name)
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
     meta = {
