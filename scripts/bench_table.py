@@ -383,7 +383,7 @@ def enrolled(faces: dict[str, list[Any]], models: Path, root: Path) -> str:
     return str(save_tileset(tileset, crops, root))
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", type=int, default=50)
     ap.add_argument("--recognizer", choices=("auto", "model", "oracle"), default="auto")
@@ -430,7 +430,11 @@ def main() -> int:
                          "judge an over-exposed one it reads weakly)")
     ap.add_argument("--keep-tint", action="store_true",
                     help="the reader leaves a lamp's tint in the frames (by default it takes it out: vision.light)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = parser().parse_args()
     models = args.models
     use_model = args.recognizer == "model" or (
         args.recognizer == "auto" and (models / "localizer.onnx").is_file() and (models / "classifier.onnx").is_file()
