@@ -234,34 +234,11 @@ def real_set_enrolled(
             raise SystemExit(f"bench_vision: cannot read {s.image_path}")
         found[s.image_path] = (img, rec.detect(img))
 
-    def matches(s: PhotoSample, d: Any) -> tuple[np.ndarray, np.ndarray]:
-        if not len(d) or not len(s.codes):
-            return np.full(len(s.codes), -1), np.zeros(len(s.codes))
-        iou = quad_iou_boxes(s.boxes.astype(np.float32), d.boxes.astype(np.float32))
-        best = iou.argmax(axis=1)
-        return best, iou[np.arange(len(best)), best]
-
-    def read(test: list[PhotoSample], reader: Any) -> tuple[Tally, int, int]:
-        tally, right, boxed = Tally(), 0, 0
-        for s in test:
-            d = found[s.image_path][1] if reader is None else reader.detect(found[s.image_path][0])
-            tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
-            idx, iou = matches(s, d)
-            boxed += int((iou >= 0.5).sum())
-            right += sum(int(d.codes[idx[j]] == c) for j, c in enumerate(s.codes) if iou[j] >= 0.5)
-        return tally, right, boxed
-
     rows: list[dict[str, Any]] = []
     for split in range(splits):
         order = np.random.default_rng(split).permutation(len(real))
         train, test = [real[i] for i in order[:enrol]], [real[i] for i in order[enrol:]]
-        best: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
-        for s in train:
-            img, d = found[s.image_path]
-            idx, iou = matches(s, d)
-            for j, code in enumerate(s.codes):
-                if iou[j] >= 0.5 and (code not in best or iou[j] > best[code][0]):
-                    best[code] = (float(iou[j]), img, d.quads[idx[j]])
+        best = _best_tiles(train, found)
         codes = sorted(best)
         crops = np.stack([extract_crops(without_light(best[c][1]), best[c][2][None])[0] for c in codes])
         with tempfile.TemporaryDirectory(prefix="bench-real-set-") as tmp:
@@ -271,8 +248,46 @@ def real_set_enrolled(
             enrolled = TileRecognizer(models, threads=threads, tileset=str(save_tileset(unembedded, crops, Path(tmp))))
         refiner = enrolled.prototypes
         rows.append({"split": split, "codes": len(codes), "test": len(test), "agreement": refiner.agreement,
-                     "weight": refiner.weight, "plain": read(test, None), "enrolled": read(test, enrolled)})
+                     "weight": refiner.weight, "plain": _read_set(test, found, None),
+                     "enrolled": _read_set(test, found, enrolled)})
     return rows
+
+
+def _matches(s: PhotoSample, d: Any) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``s``'s labelled tiles, the detection of ``d`` that boxes it best and their IoU."""
+    if not len(d) or not len(s.codes):
+        return np.full(len(s.codes), -1), np.zeros(len(s.codes))
+    iou = quad_iou_boxes(s.boxes.astype(np.float32), d.boxes.astype(np.float32))
+    best = iou.argmax(axis=1)
+    return best, iou[np.arange(len(best)), best]
+
+
+def _best_tiles(
+    photos: list[PhotoSample], found: dict[Path, tuple[np.ndarray, Any]]
+) -> dict[str, tuple[float, np.ndarray, np.ndarray]]:
+    """Each code's tile in ``photos`` that the pipeline's reading (``found``) boxes best:
+    ``code -> (IoU, image, quad)``."""
+    best: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
+    for s in photos:
+        img, d = found[s.image_path]
+        idx, iou = _matches(s, d)
+        for j, code in enumerate(s.codes):
+            if iou[j] >= 0.5 and (code not in best or iou[j] > best[code][0]):
+                best[code] = (float(iou[j]), img, d.quads[idx[j]])
+    return best
+
+
+def _read_set(test: list[PhotoSample], found: dict[Path, tuple[np.ndarray, Any]], reader: Any) -> tuple[Tally, int, int]:
+    """``test`` read by ``reader`` (None: as ``found`` already read them): the tally, and the
+    labelled tiles read right of those boxed (IoU >= 0.5)."""
+    tally, right, boxed = Tally(), 0, 0
+    for s in test:
+        d = found[s.image_path][1] if reader is None else reader.detect(found[s.image_path][0])
+        tally.add(d.boxes, [str(c) for c in d.codes], d.confidence, s.boxes, list(s.codes))
+        idx, iou = _matches(s, d)
+        boxed += int((iou >= 0.5).sum())
+        right += sum(int(d.codes[idx[j]] == c) for j, c in enumerate(s.codes) if iou[j] >= 0.5)
+    return tally, right, boxed
 
 
 def mislabelled(sample: PhotoSample) -> bool:
