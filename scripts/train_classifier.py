@@ -339,61 +339,9 @@ def train(args: argparse.Namespace) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     ckpt = run_dir / "last.pt"
     t0 = time.time()
-    px, py = photo_set("train")
-    if args.drop_loose:
-        keep = ~loose_photo_tiles("train")
-        if len(keep) != len(px):
-            raise SystemExit(f"--drop-loose: {len(keep)} labelled tiles but {len(px)} cached photo crops")
-        print(f"--drop-loose: {int((~keep).sum())} tiles of photos with loose (turned) boxes left out", flush=True)
-        px, py = px[keep], py[keep]
-    if args.photo_repeat > 1:
-        px, py = np.concatenate([px] * args.photo_repeat), np.concatenate([py] * args.photo_repeat)
-    vx, vy = photo_set("valid")
-    vx = centre_crops(vx)
-    sx, sy = synth_pool(args.synth_seed or args.seed, args.synth_per_class)
-    if args.boost:
-        bx, by = boost_pool(args.seed, args.boost)
-        sx, sy = np.concatenate([sx, bx]), np.concatenate([sy, by])
-    if args.localised_crops:
-        lx, ly = C.localised_photo_crops("train")
-        sx = np.concatenate([sx] + [lx] * args.localised_crops)
-        sy = np.concatenate([sy] + [ly] * args.localised_crops)
-        lvx, lvy = C.localised_photo_crops("valid")
-        print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
-              flush=True)
-    if args.scene_crops:
-        n_s, share_s, seed_s = (args.scene_crops.split(":") + ["", ""])[:3]
-        share = float(share_s) if share_s else 0.5
-        cx, cy = C.localised_scene_crops(int(seed_s) if seed_s else args.seed, int(n_s), share)
-        sx, sy = np.concatenate([sx, cx]), np.concatenate([sy, cy])
-        svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
-        print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
-              f"({share:g} American); {len(svx)} American ones of another seed for validation", flush=True)
-    if args.view_scenes:
-        n_v, share_v, seed_v = (args.view_scenes.split(":") + ["", ""])[:3]
-        share = float(share_v) if share_v else 0.5
-        seed_v_i = int(seed_v) if seed_v else args.seed
-        vsx, vsy = C.localised_scene_crops(seed_v_i, int(n_v), share, in_view=True)
-        sx, sy = np.concatenate([sx, vsx]), np.concatenate([sy, vsy])
-        n_cut = int(C.scene_crops_cut(seed_v_i, int(n_v), share, in_view=True).sum())
-        view_val = (args.seed + 2000, max(10, int(n_v) // 10), 1.0)
-        wvx, wvy = C.localised_scene_crops(*view_val, in_view=True)
-        wv_cut = C.scene_crops_cut(*view_val, in_view=True)
-        print(f"--view-scenes: {len(vsx)} tiles of {n_v} synthetic scenes drawn in view ({share:g} American), "
-              f"{n_cut} of them cut by the picture's edge; {len(wvx)} American ones of another seed for "
-              f"validation ({int(wv_cut.sum())} cut)", flush=True)
-    tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
-    ty = np.zeros(0, np.int64)
-    tvx = tvy = None
-    if args.table_crops:
-        tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap, area=args.table_area)
-        tvx, tvy = table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap,
-                              area=args.table_area)
-    for spec in filter(None, args.extra_table.split(",")):
-        ex, ey = _pool_spec(spec)
-        tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
-    if args.table_val:
-        tvx, tvy = _pool_spec(args.table_val)
+    px, py, vx, vy = photo_data(args)
+    sx, sy, checks = synthetic_data(args)
+    tx, ty, table_check = table_data(args)
     sx, sy = np.concatenate([sx, tx]), np.concatenate([sy, ty])
     args.n_table = len(tx)  # the table crops are the last of the synthetic pool (--tiny)
     print(
@@ -404,45 +352,22 @@ def train(args: argparse.Namespace) -> None:
     net = TileNet(extra=args.extra_blocks)
     print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=5e-4)
-    n_items = len(px) + len(sx)
-    steps = args.epochs * (n_items // args.batch)
+    steps = args.epochs * ((len(px) + len(sx)) // args.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, max_lr=args.lr, total_steps=steps, pct_start=0.1
     )
-    start = 0
     if args.init:
         init_from(net, args.init, px)  # on the CPU: an ONNX file's BatchNorms are measured there
         print(f"initialised from {args.init}", flush=True)
     net.to(device)  # its parameters in place: the optimiser holds the same ones, and a loaded state follows them
-    if args.resume and ckpt.is_file():
-        st = torch.load(ckpt, weights_only=False, map_location="cpu")
-        net.load_state_dict(st["model"])
-        opt.load_state_dict(st["opt"])
-        sched.load_state_dict(st["sched"])
-        start = st["epoch"] + 1
-        print(f"resumed after epoch {st['epoch']}", flush=True)
+    start = _resumed(ckpt, net, opt, sched) if args.resume else 0
+    acc = float("nan")
     for epoch in range(start, args.epochs):
         run_epoch(net, opt, sched, px, py, sx, sy, args, epoch)
         acc = evaluate(net, vx, vy)
-        table_acc = f", table crops {evaluate(net, tvx, tvy):.4f}" if tvx is not None else ""
-        if args.localised_crops:
-            table_acc += f", valid crops at localised quads {evaluate(net, lvx, lvy):.4f}"
-        if args.scene_crops:
-            table_acc += f", American scene crops {evaluate(net, svx, svy):.4f}"
-        if args.view_scenes:
-            table_acc += (f", American in-view scene crops {evaluate(net, wvx, wvy):.4f} "
-                          f"(cut by the edge {evaluate(net, wvx[wv_cut], wvy[wv_cut]):.4f})")
-        _checkpoint(
-            ckpt,
-            model=net.state_dict(),
-            opt=opt.state_dict(),
-            sched=sched.state_dict(),
-            epoch=epoch,
-        )
-        print(
-            f"epoch {epoch}: valid photo crop accuracy {acc:.4f}{table_acc} ({time.time() - t0:.0f}s)",
-            flush=True,
-        )
+        others = "".join(_check_line(net, check) for check in [table_check, *checks] if check is not None)
+        _checkpoint(ckpt, model=net.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), epoch=epoch)
+        print(f"epoch {epoch}: valid photo crop accuracy {acc:.4f}{others} ({time.time() - t0:.0f}s)", flush=True)
     path = export(
         net,
         REPO / args.out,
@@ -450,6 +375,113 @@ def train(args: argparse.Namespace) -> None:
          "extra_blocks": args.extra_blocks},
     )
     print(f"exported {path}", flush=True)
+
+
+Check = tuple[str, np.ndarray, np.ndarray, "np.ndarray | None"]
+"""A validation pool printed after each epoch: ``(name, crops, labels, the crops the picture's edge
+cuts, also printed alone, or None)``."""
+
+
+def photo_data(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The train photos' tiles (``--drop-loose``, ``--photo-repeat``) and valid's, centre-cut."""
+    px, py = photo_set("train")
+    if args.drop_loose:
+        keep = ~loose_photo_tiles("train")
+        if len(keep) != len(px):
+            raise SystemExit(f"--drop-loose: {len(keep)} labelled tiles but {len(px)} cached photo crops")
+        print(f"--drop-loose: {int((~keep).sum())} tiles of photos with loose (turned) boxes left out", flush=True)
+        px, py = px[keep], py[keep]
+    if args.photo_repeat > 1:
+        px, py = np.concatenate([px] * args.photo_repeat), np.concatenate([py] * args.photo_repeat)
+    vx, vy = photo_set("valid")
+    return px, py, centre_crops(vx), vy
+
+
+def synthetic_data(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[Check]]:
+    """The synthetic pool (``--boost``, ``--localised-crops``, ``--scene-crops``, ``--view-scenes``)
+    and the validation pools those options bring."""
+    sx, sy = synth_pool(args.synth_seed or args.seed, args.synth_per_class)
+    checks: list[Check] = []
+    if args.boost:
+        bx, by = boost_pool(args.seed, args.boost)
+        sx, sy = np.concatenate([sx, bx]), np.concatenate([sy, by])
+    if args.localised_crops:
+        lx, ly = C.localised_photo_crops("train")
+        sx = np.concatenate([sx] + [lx] * args.localised_crops)
+        sy = np.concatenate([sy] + [ly] * args.localised_crops)
+        checks.append(("valid crops at localised quads", *C.localised_photo_crops("valid"), None))
+        print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
+              flush=True)
+    if args.scene_crops:
+        n_s, share_s, seed_s = (args.scene_crops.split(":") + ["", ""])[:3]
+        share = float(share_s) if share_s else 0.5
+        cx, cy = C.localised_scene_crops(int(seed_s) if seed_s else args.seed, int(n_s), share)
+        sx, sy = np.concatenate([sx, cx]), np.concatenate([sy, cy])
+        svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
+        checks.append(("American scene crops", svx, svy, None))
+        print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
+              f"({share:g} American); {len(svx)} American ones of another seed for validation", flush=True)
+    if args.view_scenes:
+        sx, sy, check = _view_scenes(args, sx, sy)
+        checks.append(check)
+    return sx, sy, checks
+
+
+def _view_scenes(args: argparse.Namespace, sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray, Check]:
+    """``--view-scenes N:SHARE:SEED``: the pool with tiles of N scenes drawn in view, and an
+    American pool of another seed to validate on, its tiles the picture's edge cuts apart."""
+    n_v, share_v, seed_v = (args.view_scenes.split(":") + ["", ""])[:3]
+    share = float(share_v) if share_v else 0.5
+    seed_v_i = int(seed_v) if seed_v else args.seed
+    vsx, vsy = C.localised_scene_crops(seed_v_i, int(n_v), share, in_view=True)
+    n_cut = int(C.scene_crops_cut(seed_v_i, int(n_v), share, in_view=True).sum())
+    view_val = (args.seed + 2000, max(10, int(n_v) // 10), 1.0)
+    wvx, wvy = C.localised_scene_crops(*view_val, in_view=True)
+    wv_cut = C.scene_crops_cut(*view_val, in_view=True)
+    print(f"--view-scenes: {len(vsx)} tiles of {n_v} synthetic scenes drawn in view ({share:g} American), "
+          f"{n_cut} of them cut by the picture's edge; {len(wvx)} American ones of another seed for "
+          f"validation ({int(wv_cut.sum())} cut)", flush=True)
+    return np.concatenate([sx, vsx]), np.concatenate([sy, vsy]), ("American in-view scene crops", wvx, wvy, wv_cut)
+
+
+def table_data(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, Check | None]:
+    """Crops cut from rendered table frames (``--table-crops``, ``--extra-table``) and the table
+    pool validated on (``--table-val``, else one of another seed), if any."""
+    tx = np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+    ty = np.zeros(0, np.int64)
+    check: Check | None = None
+    if args.table_crops:
+        tx, ty = table_pool(args.seed, args.table_crops, snap=args.table_snap, area=args.table_area)
+        check = ("table crops", *table_pool(args.seed + 1000, max(12, args.table_crops // 10), snap=args.table_snap,
+                                            area=args.table_area), None)
+    for spec in filter(None, args.extra_table.split(",")):
+        ex, ey = _pool_spec(spec)
+        tx, ty = np.concatenate([tx, ex]), np.concatenate([ty, ey])
+    if args.table_val:
+        check = ("table crops", *_pool_spec(args.table_val), None)
+    return tx, ty, check
+
+
+def _check_line(net: TileNet, check: Check) -> str:
+    """``, NAME ACCURACY`` for one validation pool (and its cut crops alone)."""
+    name, x, y, cut = check
+    line = f", {name} {evaluate(net, x, y):.4f}"
+    if cut is not None:
+        line += f" (cut by the edge {evaluate(net, x[cut], y[cut]):.4f})"
+    return line
+
+
+def _resumed(ckpt: Path, net: TileNet, opt: Any, sched: Any) -> int:
+    """The epoch to start from: after the checkpoint's, loaded into ``net``, ``opt`` and ``sched``,
+    where there is one; else 0."""
+    if not ckpt.is_file():
+        return 0
+    st = torch.load(ckpt, weights_only=False, map_location="cpu")
+    net.load_state_dict(st["model"])
+    opt.load_state_dict(st["opt"])
+    sched.load_state_dict(st["sched"])
+    print(f"resumed after epoch {st['epoch']}", flush=True)
+    return int(st["epoch"]) + 1
 
 
 def run_epoch(
