@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -55,7 +56,6 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
     graph = onnx.load(str(onnx_path)).graph
     inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     state = model.state_dict()
-    loaded = 0
     named: dict[str, torch.Tensor] = {}
     for name, arr in inits.items():
         key = name[len(prefix):] if name.startswith(prefix) else name
@@ -63,8 +63,22 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
             if tuple(state[key].shape) != arr.shape:
                 raise ValueError(f"{onnx_path}: {name} has shape {arr.shape}, the model wants {tuple(state[key].shape)}")
             named[key] = torch.from_numpy(arr.copy())
-    # folded conv+BN pairs: conv nodes whose weight is not a named parameter, in graph order
-    # a weight used twice (the crop and its half turn) reaches its second conv through Identity
+    folded = _folded_convs(graph, inits, state, prefix, onnx_path)
+    pairs = _conv_bn_pairs(model, calib)
+    if len(pairs) != len(folded):
+        raise ValueError(f"{onnx_path}: {len(folded)} folded convolutions, the model has {len(pairs)} conv+BN pairs")
+    model.load_state_dict({**state, **named})
+    bias_of = _load_folded(pairs, folded, onnx_path)
+    _calibrate(model, pairs, bias_of, calib)
+    return len(named) + 2 * len(pairs)
+
+
+def _folded_convs(
+    graph: Any, inits: dict[str, np.ndarray], state: dict[str, torch.Tensor], prefix: str, onnx_path: Path
+) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """The weights and biases of the graph's folded conv+BN pairs: conv nodes whose weight is not a
+    named parameter, in graph order.  A weight used twice (the crop and its half turn) reaches its
+    second conv through Identity, and counts once."""
     alias = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Identity"}
 
     def resolve(name: str) -> str:
@@ -86,15 +100,23 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
             raise ValueError(f"{onnx_path}: conv weight {w_name} is not an initializer")
         bias = inits.get(resolve(node.input[2])) if len(node.input) > 2 else None
         folded.append((inits[w_name], bias))
+    return folded
+
+
+def _conv_bn_pairs(model: nn.Module, calib: torch.Tensor) -> list[tuple[nn.Conv2d, nn.BatchNorm2d]]:
+    """Each convolution of ``model`` followed by a BatchNorm of its width, in the order a forward
+    pass runs them."""
     order = _forward_order(model, calib[:2])
-    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]] = []
-    for a, b in zip(order, order[1:], strict=False):
-        if isinstance(a, nn.Conv2d) and isinstance(b, nn.BatchNorm2d) and a.out_channels == b.num_features:
-            pairs.append((a, b))
-    if len(pairs) != len(folded):
-        raise ValueError(f"{onnx_path}: {len(folded)} folded convolutions, the model has {len(pairs)} conv+BN pairs")
-    model.load_state_dict({**state, **named})
-    loaded += len(named)
+    return [(a, b) for a, b in zip(order, order[1:], strict=False)
+            if isinstance(a, nn.Conv2d) and isinstance(b, nn.BatchNorm2d) and a.out_channels == b.num_features]
+
+
+def _load_folded(
+    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]], folded: list[tuple[np.ndarray, np.ndarray | None]], onnx_path: Path
+) -> dict[nn.BatchNorm2d, torch.Tensor]:
+    """Each folded weight into its conv (bias zero) and its bias into the BatchNorm after it, set to
+    identity-plus-bias first, so the layers after see exactly the ONNX activations: each
+    BatchNorm's bias."""
     bias_of: dict[nn.BatchNorm2d, torch.Tensor] = {}
     for (conv, bn), (w, b) in zip(pairs, folded, strict=True):
         if tuple(conv.weight.shape) != w.shape:
@@ -104,14 +126,20 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
             if conv.bias is not None:
                 conv.bias.zero_()
             bvec = torch.from_numpy(b.copy()) if b is not None else torch.zeros(bn.num_features)
-            # identity-plus-bias first, so the layers after see exactly the ONNX activations
             bn.running_mean.zero_()
             bn.running_var.fill_(1.0)
             bn.weight.fill_(float(np.sqrt(1.0 + bn.eps)))
             bn.bias.copy_(bvec)
         bias_of[bn] = bvec
-        loaded += 2
-    # measure each BatchNorm's input on the calibration batch, then move the stats into it
+    return bias_of
+
+
+def _calibrate(
+    model: nn.Module, pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d]], bias_of: dict[nn.BatchNorm2d, torch.Tensor],
+    calib: torch.Tensor,
+) -> None:
+    """Each BatchNorm's input measured on the calibration batch, and the stats moved into it: the
+    BatchNorm then computes what it did, and trains as a BatchNorm again."""
     stats: dict[nn.BatchNorm2d, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def grab(mod: nn.Module, inp: tuple[torch.Tensor, ...], _out: torch.Tensor) -> None:
@@ -136,7 +164,6 @@ def load_onnx_weights(model: nn.Module, onnx_path: Path, calib: torch.Tensor, pr
             bn.weight.copy_(torch.sqrt(var + bn.eps))
             bn.bias.copy_(mu + bias_of[bn])
     model.train(was_training)
-    return loaded
 
 
 def init_weights(model: nn.Module, path: Path, calib: Callable[[], torch.Tensor], strict: bool = True) -> list[str]:
