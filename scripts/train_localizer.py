@@ -807,19 +807,7 @@ def train(args: argparse.Namespace) -> None:
     ckpt = args.out / "last.pt"
     state = torch.load(ckpt, weights_only=False, map_location="cpu") if ckpt.is_file() else None
     if state is None and args.init is not None:
-        from scripts.onnx_weights import init_weights
-
-        was = grown_file(args.init) if args.init.suffix == ".onnx" else grown_checkpoint(args.init)
-        if was > args.grow:
-            raise SystemExit(f"{args.init} holds the blocks of --grow {was}: pass --grow {was} (or more) to train from it")
-        if 0 <= was < args.grow:
-            base = LocNet(grow=was)  # a file grown less: loaded as it is, then grown (the new blocks start at zero)
-            init_weights(base, args.init, lambda: _calibration_batch(args.seed))
-            missing = list(net.load_state_dict(base.state_dict(), strict=False).missing_keys)
-        else:
-            missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
-        print(f"new layers: {missing}")
-        print(f"initialised from {args.init}")
+        _initialise(net, args)
     net.to(device)  # the optimiser's state follows its parameters there when a checkpoint is loaded
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     total = args.epochs * args.steps
@@ -839,16 +827,7 @@ def train(args: argparse.Namespace) -> None:
         export_onnx(net, args.export)
         return
     print(f"params: {sum(p.numel() for p in net.parameters())}; device {device}", flush=True)
-    tiles_ignored = tiles_labelled = None
-    if args.tiles_ignored and args.tiles_labelled:
-        raise SystemExit("--tiles-ignored and --tiles-labelled are two ways with the same tiles: give one")
-    if args.tiles_ignored or args.tiles_labelled:
-        from scripts.crops import unlabelled_photo_tiles
-
-        found = unlabelled_photo_tiles("train")
-        tiles_ignored, tiles_labelled = (found, None) if args.tiles_ignored else (None, found)
-        print(f"tiles the labels leave out, {'ignored' if args.tiles_ignored else 'labelled'}: "
-              f"{sum(map(len, found.values()))} readings on {len(found)} photos", flush=True)
+    tiles_ignored, tiles_labelled = _unlabelled_tiles(args)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
                     backs_colours(args.backs_ignored), tiles_ignored, tiles_labelled)
@@ -859,6 +838,39 @@ def train(args: argparse.Namespace) -> None:
     finally:
         drawer.close()
     export_onnx(net, args.export)
+
+
+def _initialise(net: LocNet, args: argparse.Namespace) -> None:
+    """``net`` started from ``--init`` (an ONNX file or a run's checkpoint); a file grown by fewer
+    blocks than ``--grow`` is loaded as it is, then grown (the new blocks start at zero)."""
+    from scripts.onnx_weights import init_weights
+
+    was = grown_file(args.init) if args.init.suffix == ".onnx" else grown_checkpoint(args.init)
+    if was > args.grow:
+        raise SystemExit(f"{args.init} holds the blocks of --grow {was}: pass --grow {was} (or more) to train from it")
+    if 0 <= was < args.grow:
+        base = LocNet(grow=was)
+        init_weights(base, args.init, lambda: _calibration_batch(args.seed))
+        missing = list(net.load_state_dict(base.state_dict(), strict=False).missing_keys)
+    else:
+        missing = init_weights(net, args.init, lambda: _calibration_batch(args.seed), strict=False)
+    print(f"new layers: {missing}")
+    print(f"initialised from {args.init}")
+
+
+def _unlabelled_tiles(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``(ignored, labelled)``: the tiles the train photos' labels leave out, for
+    ``--tiles-ignored`` or ``--tiles-labelled`` (None for the other, and both without either)."""
+    if args.tiles_ignored and args.tiles_labelled:
+        raise SystemExit("--tiles-ignored and --tiles-labelled are two ways with the same tiles: give one")
+    if not (args.tiles_ignored or args.tiles_labelled):
+        return None, None
+    from scripts.crops import unlabelled_photo_tiles
+
+    found = unlabelled_photo_tiles("train")
+    print(f"tiles the labels leave out, {'ignored' if args.tiles_ignored else 'labelled'}: "
+          f"{sum(map(len, found.values()))} readings on {len(found)} photos", flush=True)
+    return (found, None) if args.tiles_ignored else (None, found)
 
 
 def _epochs(net: LocNet, opt: Any, sched: Any, drawer: Batches, val: list[PhotoSample], rng: np.random.Generator,
