@@ -6,6 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vision.pipeline import TileRecognizer
 
 NAME = "detect"
 HELP = "find and read every tile in image files or a folder's images: one JSON line per image"
@@ -71,20 +75,36 @@ def annotated_path(folder: Path, image: str, taken: set[Path]) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    folder = _drawings_folder(args.annotate)
+    rec = _recognizer(args)
+    taken: set[Path] = set()
+    failures = sum(_detect_one(rec, path, args.min_confidence, folder, taken) for path in expand_folders(args.images))
+    return 2 if failures else 0
+
+
+def _drawings_folder(annotate: str | None) -> Path | None:
+    """``--annotate``'s folder, made if missing; None without it."""
     from companion.cli import CommandError
-    from vision.io import ImageLoadError, load_image
+
+    if not annotate:
+        return None
+    folder = Path(annotate)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"cannot make the folder for the drawings {str(folder)!r}: {exc.strerror or exc}") from exc
+    return folder
+
+
+def _recognizer(args: argparse.Namespace) -> TileRecognizer:
+    """The recogniser the options ask for; a missing or damaged model file is a clear error (exit 3)."""
+    from companion.cli import CommandError
     from vision.mend import MIN_SCORE
     from vision.pipeline import REPO, TileRecognizer
     from vision.runtime import ModelFileError
 
-    folder = Path(args.annotate) if args.annotate else None
-    if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CommandError(f"cannot make the folder for the drawings {str(folder)!r}: {exc.strerror or exc}") from exc
     try:
-        rec = TileRecognizer(
+        return TileRecognizer(
             models_dir=Path(args.models) if args.models else REPO / "models",
             tileset=args.tileset,
             input_long_side=args.input_size,
@@ -92,36 +112,40 @@ def run(args: argparse.Namespace) -> int:
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc
-    taken: set[Path] = set()
-    failures = 0
-    for path in expand_folders(args.images):
-        if Path(path).is_dir():
-            print(f"error: no image files (JPEG, PNG, ...) in the folder {path!r}", file=sys.stderr)
-            print(json.dumps({"image": path, "error": "a folder with no image files"}), flush=True)
-            failures += 1
-            continue
-        try:
-            image = load_image(path)
-        except ImageLoadError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            print(json.dumps({"image": path, "error": exc.reason}), flush=True)
-            failures += 1
-            continue
-        d = rec.detect(image, name=path)
-        if args.min_confidence > 0:
-            d = d[d.confidence >= args.min_confidence]
-        line: dict[str, object] = {"image": path, "tiles": d.to_json(), "ms": d.meta["ms"]}
-        if folder is not None:
-            from vision.annotate import annotate
 
-            out = annotated_path(folder, path, taken)
-            if _write(out, annotate(image, d)):
-                line["annotated"] = str(out)
-            else:
-                print(f"error: cannot write the drawing of {path!r} to {str(out)!r}", file=sys.stderr)
-                failures += 1
-        print(json.dumps(line), flush=True)
-    return 2 if failures else 0
+
+def _detect_one(rec: TileRecognizer, path: str, min_confidence: float, folder: Path | None, taken: set[Path]) -> int:
+    """One image read and its JSON line printed (an error line for a folder with no images or an
+    unreadable file, named on stderr); with ``folder``, its drawing written there.  1 where
+    something failed, else 0."""
+    from vision.io import ImageLoadError, load_image
+
+    if Path(path).is_dir():
+        print(f"error: no image files (JPEG, PNG, ...) in the folder {path!r}", file=sys.stderr)
+        print(json.dumps({"image": path, "error": "a folder with no image files"}), flush=True)
+        return 1
+    try:
+        image = load_image(path)
+    except ImageLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(json.dumps({"image": path, "error": exc.reason}), flush=True)
+        return 1
+    d = rec.detect(image, name=path)
+    if min_confidence > 0:
+        d = d[d.confidence >= min_confidence]
+    line: dict[str, object] = {"image": path, "tiles": d.to_json(), "ms": d.meta["ms"]}
+    failed = 0
+    if folder is not None:
+        from vision.annotate import annotate
+
+        out = annotated_path(folder, path, taken)
+        if _write(out, annotate(image, d)):
+            line["annotated"] = str(out)
+        else:
+            print(f"error: cannot write the drawing of {path!r} to {str(out)!r}", file=sys.stderr)
+            failed = 1
+    print(json.dumps(line), flush=True)
+    return failed
 
 
 def _write(path: Path, image: object) -> bool:
