@@ -14,8 +14,7 @@ Its rules for photos live beside it:
   :mod:`vision.mend` rules applied and the tiles they move read again);
 - :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks);
 - :mod:`vision.photo_turns`: which way a photo's tiles lie, a doubtful turn read both ways;
-- :mod:`vision.rims`: a photo's tiles framed on their rims under a set the models do not know;
-- :mod:`vision.aligned`: such a set's tiles read again where its enrolled crops lie best on them.
+- :mod:`vision.rims`: a photo's tiles framed on their rims under a set the models do not know.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision import aligned, backs, mend, photo_tiles, photo_turns, rims, scales
+from vision import backs, mend, photo_tiles, photo_turns, rims, scales
 from vision.detect import TileLocalizer
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
@@ -118,15 +117,12 @@ class TileRecognizer:
         self.prototypes: Any = None
         self.table_prototypes: Any = None
         self.check_prototypes: Any = None
-        self.align_templates: dict[str, list[aligned.Template]] = {}
         if tileset is not None:
             from vision.prototypes import recognizer_prototypes
 
             self.prototypes, self.table_prototypes, self.check_prototypes = recognizer_prototypes(
                 tileset, self.classifier, self.table_classifier, self.check_classifier
             )
-            if not self.prototypes.known:  # its crops find a photo's tiles the localiser outlines off them
-                self.align_templates = aligned.enrolled_templates(tileset)
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.min_score = min_score
@@ -165,7 +161,6 @@ class TileRecognizer:
             if self.min_score > 0 and len(out):
                 out = out[out.confidence * objectness >= self.min_score]
             if len(out) and self.prototypes is not None and not self.prototypes.known:
-                out = aligned.read_aligned(img, out, self.classify, self.align_templates) if self.align_templates else out
                 out = rims.rim_framed(img, out)  # a set the localiser does not know: framed on its rims
             elif len(out):
                 out = replace(out, boxes=scale_boxes(out.boxes, PHOTO_BOX_SCALE))
