@@ -377,7 +377,7 @@ def train(args: argparse.Namespace) -> None:
     print(f"exported {path}", flush=True)
 
 
-Check = tuple[str, np.ndarray, np.ndarray, "np.ndarray | None"]
+Check = tuple[str, np.ndarray, np.ndarray, np.ndarray | None]
 """A validation pool printed after each epoch: ``(name, crops, labels, the crops the picture's edge
 cuts, also printed alone, or None)``."""
 
