@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision import backs, mend, photo_tiles, photo_turns, rims, scales
+from vision import backs, mend, photo_tiles, photo_turns, rims, scales, windows
 from vision.detect import TileLocalizer
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
@@ -197,11 +197,16 @@ class TileRecognizer:
 
     def _read_photo(self, img: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
         """A photo read at the scales :func:`vision.scales.read_photo` chooses: ``(tiles,
-        objectness)``, every tile found (the caller drops the weak ones).  A forced
-        ``input_long_side`` reads at one scale."""
+        objectness)``, every tile found (the caller drops the weak ones); a still photo of small
+        tiles in windows (:mod:`vision.windows`).  A forced ``input_long_side`` reads at one scale."""
         if self.input_long_side is not None:
             return self._read_at(img, None, None)
-        return scales.read_photo(lambda factor: self._read_at(img, None, factor), img.shape)
+        return scales.read_photo(lambda factor: self._read_at(img, None, factor), img.shape,
+                                 lambda tile_px: windows.read_in_windows(img, tile_px, self._read_window))
+
+    def _read_window(self, crop: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
+        """One window of a still photo read as a photo (:func:`vision.windows.read_in_windows`)."""
+        return scales.read_photo(lambda factor: self._read_at(crop, None, factor), crop.shape)
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None

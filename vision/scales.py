@@ -6,6 +6,7 @@
   are small. The reading whose tiles score highest is kept (:func:`mean_score`), and each tile
   takes its surest reading among the scales (:func:`surest_readings`).
 - A photo squeezed along one axis is read unsqueezed (:func:`squeeze_of`, :data:`UNSQUEEZE_ASPECTS`).
+- A still photo of small tiles is read in windows (:mod:`vision.windows`, :data:`SMALL_STILL_TILE_PX`).
 
 :func:`read_photo` reads a photo so; :class:`vision.pipeline.TileRecognizer` applies them
 (docs/recognition.md, "Three scales, chosen by the reading", "Small tiles read larger", "Squeezed
@@ -28,6 +29,9 @@ Reading = tuple[Detections, npt.NDArray[np.float32]]
 """A photo's tiles read at one scale, and each one's objectness."""
 ReadAt = Callable[[float | None], Reading]
 """Reads a photo at a factor of :func:`auto_long_side`'s input (None: that input)."""
+ReadStill = Callable[[float], Reading | None]
+"""Reads a still photo whose tiles' median short side measures this many of its pixels another
+way (:func:`vision.windows.read_in_windows`); None where that finds no tile."""
 
 
 def auto_long_side(shape: tuple[int, ...]) -> int:
@@ -83,8 +87,10 @@ not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at 
 640-pixel input (:data:`SMALL_STILL_TILE_PX`) is read larger too (:func:`read_photo`)."""
 SMALL_STILL_TILE_PX = 24.0
 """A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
-its default input is read at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that input too
-(up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
+its default input is read in overlapping windows, each as a photo (:mod:`vision.windows`,
+forty-eighth session: the valid photos laid 3x3 0.906 -> 0.946, 4x4 0.788 -> 0.965); before, and
+still where no window finds a tile, at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that
+input too (up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
 (docs/recognition.md, "Small tiles read larger"): valid photos laid 3x3 at their own size
 (1920x1920) 0.847 -> 0.907 and 4x4 (2560x2560, every other picture) 0.418 -> 0.783, the
 synthetic 1280x720 frames enlarged to 2560x1440 0.932 -> 0.952, at a quarter of a second or more
@@ -206,15 +212,17 @@ def median_tile_px(det: Detections, objectness: npt.NDArray[np.float32], floor: 
     return float(np.median(quad_params(det.quads[keep])[:, 2]))
 
 
-def read_photo(read_at: ReadAt, shape: tuple[int, ...]) -> Reading:
+def read_photo(read_at: ReadAt, shape: tuple[int, ...], read_still: ReadStill | None = None) -> Reading:
     """A photo of ``shape`` read at each of :data:`PHOTO_SCALES` in turn until one reads well
     (:data:`READS_WELL`), the reading whose tiles score highest kept: ``(tiles, objectness)``, every
     tile found.  ``read_at(factor)`` reads the photo at ``factor`` times :func:`auto_long_side`'s
     input (None: that input), as :meth:`vision.pipeline.TileRecognizer._read_at` does.  A large
     image is read at one scale, unless its tiles come out too big for the localiser there
     (:data:`BIG_TILE_PX`): it is then read as the same photo at 640 pixels would be; or it is a
-    still photo whose tiles come out small (:data:`SMALL_STILL_TILE_PX`): it is then read larger
-    too."""
+    still photo whose tiles come out small (:data:`SMALL_STILL_TILE_PX`): it is then read by
+    ``read_still(tile_px)`` (its tiles' median short side in its own pixels:
+    :func:`vision.windows.read_in_windows`, as the pipeline reads it) where that finds a tile,
+    else larger too."""
     if is_small(shape):
         return best_reading(read_at, shape, 1.0)
     det, obj = read_at(None)
@@ -223,6 +231,9 @@ def read_photo(read_at: ReadAt, shape: tuple[int, ...]) -> Reading:
     if tile > BIG_TILE_PX:
         return best_reading(read_at, shape, PHOTO_LONG_SIDE / default)
     if max(shape[:2]) > STILL_LONG_SIDE and 0 < tile < SMALL_STILL_TILE_PX:
+        windowed = read_still(tile * max(shape[:2]) / default) if read_still is not None else None
+        if windowed is not None:
+            return windowed
         return best_reading(read_at, shape, 1.0, (det, obj), small=True)
     return det, obj
 

@@ -356,24 +356,43 @@ def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type
     assert seen == pytest.approx([0.5 * f for f in PHOTO_SCALES])
 
 
-def test_a_still_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_still_photo_of_small_tiles_is_read_in_windows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A still photo (longer than STILL_LONG_SIDE) whose tiles measure under SMALL_STILL_TILE_PX
-    at its 640-pixel default input is read at PHOTO_SCALES and SMALL_TILE_SCALES of that input."""
+    at its 640-pixel default input is read in overlapping windows, each as a photo (its own
+    scales); where no window finds a tile it is read at PHOTO_SCALES and SMALL_TILE_SCALES of that
+    input, as before the windows."""
+    from vision import windows
     from vision.pipeline import TileRecognizer
     from vision.scales import PHOTO_SCALES, SMALL_TILE_SCALES
 
     rec = TileRecognizer(REPO / "models")
     seen = spy_scales(rec, monkeypatch)
-    img, tiles = far_photos(3, side=640)  # 1920x1920, 219 tiles, 10-16 px across at 640 pixels (labels)
+    img, tiles = far_photos(4, side=640)  # 2560x2560, 408 tiles, 10-16 px across at 640 pixels (labels)
     d = rec.detect(img)
-    base = 640 / 1920
-    assert seen == pytest.approx([base * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
-    assert f1_with_codes(d, tiles) >= 0.93  # 0.986 (thirty-third session)
-    # read once at its default input, as before the rule, it reads 0.80
-    monkeypatch.setattr(scales, "STILL_LONG_SIDE", 1920)
+    assert seen[0] == pytest.approx(640 / 2560)  # the default input, where the tiles are measured
+    # then 16 windows of 768 px (4 x 4), each read first at its own half size, as a photo
+    assert len(windows.starts(2560)) == 4
+    assert seen[1:].count(pytest.approx(0.5)) == 16
+    assert all(any(s == pytest.approx(0.5 * f) for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)) for s in seen[1:])
+    assert f1_with_codes(d, tiles) >= 0.92  # 0.948 (forty-eighth session)
+    # read whole at the five scales instead, the same picture reads 0.847
+    monkeypatch.setattr(windows, "read_in_windows", lambda *args: None)
     seen.clear()
     assert f1_with_codes(rec.detect(img), tiles) < 0.9
-    assert seen == pytest.approx([base])
+    base = 640 / 2560
+    assert seen == pytest.approx([base * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
+
+
+def test_a_still_photo_of_larger_tiles_reads_as_well_in_windows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The test photos laid 3x3 at their own size (1920x1920): in windows 0.98, as the five scales
+    read them whole (0.984; 0.80 read once at the default input)."""
+    from vision.pipeline import TileRecognizer
+
+    rec = TileRecognizer(REPO / "models")
+    img, tiles = far_photos(3, side=640)
+    assert f1_with_codes(rec.detect(img), tiles) >= 0.95
+    monkeypatch.setattr(scales, "STILL_LONG_SIDE", 1920)  # not a still: read once, as before the rule
+    assert f1_with_codes(rec.detect(img), tiles) < 0.9
 
 
 def squeezed_photo1() -> tuple[np.ndarray, list[dict[str, object]]]:

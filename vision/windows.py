@@ -1,0 +1,111 @@
+"""A still photo of a wide part of the table read in overlapping windows, each as a photo.
+
+A phone's still of a whole table (or a wide part of it) holds tiles of many sizes: near racks
+large, far ones small.  Read whole, its every scale suits some of them and not the others, and
+the largest scale that keeps its time bounded still shrinks the tiles.  Read in windows of
+:data:`WINDOW` pixels, each as a 640-pixel photo is read (:func:`vision.scales.read_photo`: its
+own scales, chosen by how its own tiles read), each part of the picture is read at the scale that
+suits its tiles.  The picture is first shrunk so that its tiles measure at most
+:data:`STILL_TILE_PX` (a photo's tiles measure 40-98 px at 640 pixels), which bounds the windows
+of a 12-megapixel still.  A tile two windows both see is kept once (:func:`merged`): the reading
+the classifier and the localiser are surest of, a tile cut by a window's inner edge counting half.
+Forty-eighth session (docs/recognition.md, "A still read in windows").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.types import Detections
+
+Image = npt.NDArray[np.uint8]
+Reading = tuple[Detections, npt.NDArray[np.float32]]
+ReadWindow = Callable[[Image], Reading]
+"""Reads one window as a photo: ``(tiles, objectness)`` in the window's pixels."""
+
+WINDOW = 768
+"""A window's side in pixels: read as a photo, at half size (384 px, the localiser's input for a
+640-pixel photo is 320).  Laid 3x3 / 4x4 from valid's photos (1920 / 2560 px), windows of 768
+read F1 0.946 / 0.963 at a median 350 ms / 1.4 s, windows of 640 0.940 at 690 ms (``/tmp``
+scripts)."""
+STRIDE = 0.8
+"""Windows start at most this share of their side apart, overlapping by 154 px: a tile of
+:data:`STILL_TILE_PX` by 107 px turned 45 degrees (132 px across) lies whole in one of them.  At
+0.75 the valid photos laid 4x4 read 0.963 at a median 1.4 s (25 windows), at 0.85 0.965 at
+0.7 s (16, as at 0.8); laid 3x3, 0.946 either way (9)."""
+STILL_TILE_PX = 80.0
+"""A still whose tiles' median short side measures more than this is shrunk to it before it is
+cut into windows.  At 45 the valid photos laid 3x3 read 0.931 (60: 0.944, 80: 0.946)."""
+EDGE_PX = 2.0
+"""A tile boxed within this of a window's inner edge is cut by it: its score counts half."""
+SAME_TILE_SHARE = 0.5
+"""Two readings are one tile when they overlap by this share of the smaller (a half of a tile
+read in one window, the whole in another), or by :data:`SAME_TILE_IOU` of their union."""
+SAME_TILE_IOU = 0.3
+
+
+def starts(length: int, window: int = WINDOW) -> list[int]:
+    """Where the windows along a side of ``length`` start: evenly, from 0 to ``length - window``,
+    at most :data:`STRIDE` of a window apart; one window at 0 for a side no longer than it."""
+    if length <= window:
+        return [0]
+    k = int(np.ceil((length - window) / (STRIDE * window))) + 1
+    return [int(round(i * (length - window) / (k - 1))) for i in range(k)]
+
+
+def read_in_windows(image: Image, tile_px: float, read_window: ReadWindow) -> Reading | None:
+    """``image`` (a still whose tiles' median short side measures ``tile_px``) read in windows by
+    ``read_window``, its tiles in ``image``'s pixels and each one once (:func:`merged`); None when
+    no window finds a tile."""
+    r = min(1.0, STILL_TILE_PX / tile_px) if tile_px > 0 else 1.0
+    work = np.asarray(cv2.resize(image, None, fx=r, fy=r, interpolation=cv2.INTER_AREA), np.uint8) if r < 1 else image
+    h, w = work.shape[:2]
+    parts: list[tuple[Detections, npt.NDArray[np.float32], npt.NDArray[np.bool_]]] = []
+    for y in starts(h):
+        for x in starts(w):
+            crop = np.ascontiguousarray(work[y : y + WINDOW, x : x + WINDOW])
+            det, obj = read_window(crop)
+            if not len(det):
+                continue
+            b, (ch, cw) = det.boxes, crop.shape[:2]
+            cut = (((b[:, 0] < EDGE_PX) & (x > 0)) | ((b[:, 1] < EDGE_PX) & (y > 0))
+                   | ((b[:, 2] > cw - EDGE_PX) & (x + cw < w)) | ((b[:, 3] > ch - EDGE_PX) & (y + ch < h)))
+            quads = (det.quads + np.array([x, y], np.float32)) / r
+            moved = Detections.from_quads(quads, list(det.codes), det.confidence, embeddings=det.embeddings,
+                                          probs=det.probs, classes=det.classes)
+            parts.append((moved, np.asarray(obj, np.float32), cut))
+    if not parts:
+        return None
+    det = parts[0][0]
+    for other in parts[1:]:
+        det = det.joined(other[0])
+    obj = np.concatenate([p[1] for p in parts])
+    cut = np.concatenate([p[2] for p in parts])
+    keep = merged(det, det.confidence * obj * np.where(cut, 0.5, 1.0))
+    return det[keep], obj[keep]
+
+
+def merged(det: Detections, score: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
+    """The indices of ``det`` kept, in order: from the highest ``score`` down, each tile that is
+    not one already kept (their quads overlap by :data:`SAME_TILE_SHARE` of the smaller, or by
+    :data:`SAME_TILE_IOU` of their union)."""
+    quads = det.quads.astype(np.float32)
+    area = np.array([abs(cv2.contourArea(q)) for q in quads], np.float64)
+    boxes = det.boxes
+    kept: list[int] = []
+    for i in np.argsort(-score, kind="stable"):
+        near = [j for j in kept if boxes[i, 0] <= boxes[j, 2] and boxes[j, 0] <= boxes[i, 2]
+                and boxes[i, 1] <= boxes[j, 3] and boxes[j, 1] <= boxes[i, 3]]
+        if not any(_same(quads[i], quads[j], area[i], area[j]) for j in near):
+            kept.append(int(i))
+    return np.array(sorted(kept), np.intp)
+
+
+def _same(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32], area_a: float, area_b: float) -> bool:
+    inter = float(cv2.intersectConvexConvex(a, b)[0])
+    return (inter >= SAME_TILE_SHARE * max(min(area_a, area_b), 1e-6)
+            or inter >= SAME_TILE_IOU * max(area_a + area_b - inter, 1e-6))
