@@ -7,7 +7,7 @@ the largest scale that keeps its time bounded still shrinks the tiles.  Read in 
 own scales, chosen by how its own tiles read), each part of the picture is read at the scale that
 suits its tiles.  The picture is first shrunk so that its tiles measure at most
 :data:`STILL_TILE_PX` (a photo's tiles measure 40-98 px at 640 pixels), which bounds the windows
-of a 12-megapixel still.  A tile two windows both see is kept once (:func:`merged`): the reading
+of a 12-megapixel still (and :data:`MAX_SIDE` those of any still).  A tile two windows both see is kept once (:func:`merged`): the reading
 the classifier and the localiser are surest of, a tile cut by a window's inner edge counting half.
 Forty-eighth session (docs/recognition.md, "A still read in windows").
 """
@@ -15,6 +15,7 @@ Forty-eighth session (docs/recognition.md, "A still read in windows").
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -30,8 +31,8 @@ ReadWindow = Callable[[Image], Reading]
 WINDOW = 768
 """A window's side in pixels: read as a photo, at half size (384 px, the localiser's input for a
 640-pixel photo is 320).  Laid 3x3 / 4x4 from valid's photos (1920 / 2560 px), windows of 768
-read F1 0.946 / 0.963 at a median 350 ms / 1.4 s, windows of 640 0.940 at 690 ms (``/tmp``
-scripts)."""
+read F1 0.946 / 0.963 at a median 350 ms / 1.4 s (:data:`STRIDE` 0.75), windows of 640 0.940 at
+690 ms (``/tmp`` scripts)."""
 STRIDE = 0.8
 """Windows start at most this share of their side apart, overlapping by 154 px: a tile of
 :data:`STILL_TILE_PX` by 107 px turned 45 degrees (132 px across) lies whole in one of them.  At
@@ -40,6 +41,9 @@ STRIDE = 0.8
 STILL_TILE_PX = 80.0
 """A still whose tiles' median short side measures more than this is shrunk to it before it is
 cut into windows.  At 45 the valid photos laid 3x3 read 0.931 (60: 0.944, 80: 0.946)."""
+MAX_SIDE = 4096
+"""A still is shrunk to at most this long a side before it is cut, whatever its tiles measure:
+at most 7 x 7 windows, a few seconds on two cores (a phone's 4032x3024 still: 7 x 5)."""
 EDGE_PX = 2.0
 """A tile boxed within this of a window's inner edge is cut by it: its score counts half."""
 SAME_TILE_SHARE = 0.5
@@ -61,7 +65,7 @@ def read_in_windows(image: Image, tile_px: float, read_window: ReadWindow) -> Re
     """``image`` (a still whose tiles' median short side measures ``tile_px``) read in windows by
     ``read_window``, its tiles in ``image``'s pixels and each one once (:func:`merged`); None when
     no window finds a tile."""
-    r = min(1.0, STILL_TILE_PX / tile_px) if tile_px > 0 else 1.0
+    r = min(1.0, STILL_TILE_PX / tile_px if tile_px > 0 else 1.0, MAX_SIDE / max(image.shape[:2]))
     work = np.asarray(cv2.resize(image, None, fx=r, fy=r, interpolation=cv2.INTER_AREA), np.uint8) if r < 1 else image
     h, w = work.shape[:2]
     parts: list[tuple[Detections, npt.NDArray[np.float32], npt.NDArray[np.bool_]]] = []
@@ -86,7 +90,8 @@ def read_in_windows(image: Image, tile_px: float, read_window: ReadWindow) -> Re
     obj = np.concatenate([p[1] for p in parts])
     cut = np.concatenate([p[2] for p in parts])
     keep = merged(det, det.confidence * obj * np.where(cut, 0.5, 1.0))
-    return det[keep], obj[keep]
+    kept, obj = det[keep], obj[keep]
+    return replace(kept, meta={**kept.meta, "objectness": obj}), obj
 
 
 def merged(det: Detections, score: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:

@@ -375,6 +375,7 @@ def test_a_still_photo_of_small_tiles_is_read_in_windows(monkeypatch) -> None:  
     assert seen[1:].count(pytest.approx(0.5)) == 16
     assert all(any(s == pytest.approx(0.5 * f) for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)) for s in seen[1:])
     assert f1_with_codes(d, tiles) >= 0.92  # 0.948 (forty-eighth session)
+    assert len(d.meta["objectness"]) == len(d)  # each tile's objectness, as a photo read whole reports it
     # read whole at the five scales instead, the same picture reads 0.847
     monkeypatch.setattr(windows, "read_in_windows", lambda *args: None)
     seen.clear()

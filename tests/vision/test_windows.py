@@ -84,6 +84,17 @@ def test_windows_read_in_the_pictures_pixels_each_tile_once() -> None:
         assert len(seen) == len(windows.starts(int(1000 * r) if r < 1 else 1000)) * len(windows.starts(int(1500 * r)))
 
 
+def test_a_huge_still_is_cut_into_at_most_seven_windows_a_side() -> None:
+    seen: list[tuple[int, ...]] = []
+
+    def read(crop: np.ndarray) -> tuple[Detections, np.ndarray]:
+        seen.append(crop.shape)
+        return Detections.empty(), np.zeros(0, np.float32)
+
+    windows.read_in_windows(np.zeros((6000, 8000, 3), np.uint8), 10.0, read)  # tiles far under STILL_TILE_PX
+    assert len(seen) == len(windows.starts(3072)) * len(windows.starts(windows.MAX_SIDE)) == 5 * 7
+
+
 def test_no_tile_in_any_window_is_no_reading() -> None:
     empty = (Detections.empty(), np.zeros(0, np.float32))
     assert windows.read_in_windows(np.zeros((900, 1600, 3), np.uint8), 30.0, lambda crop: empty) is None
