@@ -21,8 +21,8 @@ classifier never saw) per-tile accuracy; and every third valid photo enlarged 2x
 same close-up at a phone's higher resolution) and under a warm and a cool lamp's tint and in a dim
 room (ours, ours keeping the tint, and the peer), and taken poorly: over-exposed, washed out, lit from
 one side, blurred (ours and the peer); and the valid photos laid 2x2 to a 640x640 picture, each
-shrunk to half, as a phone held further away takes them, and laid 3x3 at their own size
-(1920x1920), a still photo of a wider part of the table (ours and the peer).  The peer is the
+shrunk to half, as a phone held further away takes them, and laid 3x3 and 4x4 at their own size
+(1920x1920, 2560x2560), a still photo of a wider part of the table (ours and the peer).  The peer is the
 riichi detector of the PyPI package ``mahjong-detector`` (YOLO11n, 34 classes, no flowers or
 seasons), run in ``/tmp/peer-venv`` (``--peer-python``) through a subprocess that times its own
 per-image inference.
@@ -737,9 +737,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--far", type=int, default=2,
                     help="also read the valid photos laid N x N to a 640x640 picture, each shrunk to 1/N, as a "
                          "phone held further away takes them, ours beside the peer (0: skip)")
-    ap.add_argument("--still", type=int, default=3,
+    ap.add_argument("--still", type=lambda text: [int(k) for k in text.split(",") if int(k)], default=[3, 4],
+                    metavar="N[,N...]",
                     help="also read the valid photos laid N x N at their own size (a still photo of a wider "
-                         "part of the table, 1920x1920 for 3), ours beside the peer (0: skip)")
+                         "part of the table, 1920x1920 for 3, 2560x2560 for 4), ours beside the peer, for each N "
+                         "(default 3,4; 0: skip)")
     ap.add_argument("--held-out", type=int, default=60,
                     help="also read N American scenes over the style no model trained on, plain and with the set "
                          "enrolled from a grid photo and from two rendered table photos of its layout (0: skip)")
@@ -786,8 +788,8 @@ def main() -> None:
         print_real_set(photos, args)
     if args.far:
         laid_photos(photos, args, args.far, shrink=True)
-    if args.still:
-        laid_photos(photos, args, args.still, shrink=False)
+    for k in args.still:
+        laid_photos(photos, args, k, shrink=False)
     if args.lamp:
         lamp_photos(photos[:: args.lamp], args)
     if args.poor:

@@ -367,7 +367,7 @@ def test_a_still_photo_of_small_tiles_is_read_in_windows(monkeypatch) -> None:  
 
     rec = TileRecognizer(REPO / "models")
     seen = spy_scales(rec, monkeypatch)
-    img, tiles = far_photos(4, side=640)  # 2560x2560, 408 tiles, 10-16 px across at 640 pixels (labels)
+    img, tiles = far_photos(4, side=640)  # 2560x2560, 408 tiles, a quarter of their size at 640 pixels (labels)
     d = rec.detect(img)
     assert seen[0] == pytest.approx(640 / 2560)  # the default input, where the tiles are measured
     # then 16 windows of 768 px (4 x 4), each read first at its own half size, as a photo
