@@ -88,7 +88,7 @@ not a 1280x720 camera frame with its 50 ms budget: one whose tiles are small at 
 SMALL_STILL_TILE_PX = 24.0
 """A still photo (:data:`STILL_LONG_SIDE`) whose tiles' median short side measures under this at
 its default input is read in overlapping windows, each as a photo (:mod:`vision.windows`,
-forty-eighth session: the valid photos laid 3x3 0.906 -> 0.946, 4x4 0.788 -> 0.965); before, and
+forty-eighth session: the valid photos laid 3x3 0.906 -> 0.946, 4x4 0.788 -> 0.964); before, and
 still where no window finds a tile, at :data:`PHOTO_SCALES` and :data:`SMALL_TILE_SCALES` of that
 input too (up to 1,536 pixels long), the reading whose tiles score highest kept.  Thirty-third session
 (docs/recognition.md, "Small tiles read larger"): valid photos laid 3x3 at their own size

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from vision import windows
+from vision.detect import drop_covered
 from vision.types import Detections
 
 
@@ -32,26 +33,27 @@ def test_windows_cover_the_side_evenly_and_overlap_enough(length: int) -> None:
         assert s == [0]
 
 
+def kept(det: Detections) -> list[int]:
+    """The tiles read_in_windows keeps of ``det``, scored by their confidence."""
+    return drop_covered(det.quads, det.confidence, windows.SAME_TILE_SHARE).tolist()
+
+
 def test_one_tile_seen_by_two_windows_is_kept_once_at_its_surer_reading() -> None:
     det = tiles(quad(100, 100), quad(101, 99), quad(160, 100), codes=["5D", "6D", "7B"], conf=[0.7, 0.95, 0.9])
-    keep = windows.merged(det, det.confidence)
-    assert [str(c) for c in det[keep].codes] == ["6D", "7B"]  # the neighbour, touching, stays
+    assert [str(c) for c in det[np.array(kept(det))].codes] == ["6D", "7B"]  # the neighbour, touching, stays
 
 
-def test_half_a_tile_is_not_a_tile_beside_the_whole() -> None:
+def test_half_a_tile_read_less_surely_than_its_whole_is_dropped() -> None:
     whole, half = quad(300, 300), quad(300, 287, h=27.0)
-    det = tiles(whole, half, conf=[0.6, 0.99])
-    keep = windows.merged(det, det.confidence)  # the half scores higher, and is kept; the whole overlaps it by all of it
-    assert keep.tolist() == [1]
-    det = tiles(whole, half, conf=[0.99, 0.6])
-    assert windows.merged(det, det.confidence).tolist() == [0]
+    assert kept(tiles(whole, half, conf=[0.99, 0.6])) == [0]
+    assert kept(tiles(whole, quad(300, 280, h=14.0), conf=[0.99, 0.6])) == [0]  # a quarter too
 
 
 def test_turned_neighbours_whose_boxes_overlap_are_both_kept() -> None:
     a, b = quad(200, 200, turn=45), quad(200 + 48 / np.sqrt(2), 200 + 48 / np.sqrt(2), turn=45)
     det = tiles(a, b)
     assert np.all(det.boxes[0, 2:] > det.boxes[1, :2])  # their upright boxes overlap
-    assert windows.merged(det, det.confidence).tolist() == [0, 1]
+    assert kept(det) == [0, 1]
 
 
 def test_windows_read_in_the_pictures_pixels_each_tile_once() -> None:
