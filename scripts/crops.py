@@ -385,7 +385,7 @@ def _pipeline_digest() -> str:
     unsqueezed, and which doubtful turns are kept)."""
     import hashlib
 
-    from vision import backs, detect, mend, photo_turns, pipeline, scales
+    from vision import backs, detect, mend, photo_turns, pipeline, rims, scales
 
     h = hashlib.sha256((models_dir() / "localizer.onnx").read_bytes())
     h.update(repr((scales.PHOTO_SCALES, scales.READS_WELL, pipeline.MIN_SCORE)).encode())
@@ -402,8 +402,8 @@ def _pipeline_digest() -> str:
     h.update(repr((backs.PLAIN_BACKS, backs.PLAIN_BACK_SURE, backs.PLAIN_PATCH_PX, backs.PLAIN_PATCH_FILL, backs.PLAIN_PATCH_CORNERS,
                    backs.PLAIN_PATCH_AREA, backs.PLAIN_PATCH_ASPECT, backs.PLAIN_PATCH_EDGES)).encode())
     # the thirty-sixth session's small quads grown to their rims
-    h.update(repr((mend.SMALL_QUAD_AREA, mend.RIM_GAIN, mend.RIM_OVERLAP, detect.RIM_SAMPLES,
-                   detect.RIM_STEP)).encode())
+    h.update(repr((mend.SMALL_QUAD_AREA, mend.RIM_GAIN, mend.RIM_OVERLAP, rims.RIM_SAMPLES,
+                   rims.RIM_STEP)).encode())
     # the thirty-ninth session's backs of the table's colour kept, tiles boxed in two halves read whole,
     # and coloured faces read as white dragons read again
     h.update(repr((backs.PANEL_TEXTURE, backs.PANEL_HUE, backs.PANEL_LIGHT, backs.PANEL_REACH,

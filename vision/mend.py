@@ -23,7 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.tiles import BACK
-from vision.detect import quad_params, rect_quads, rim_contrast
+from vision.detect import quad_params, rect_quads
+from vision.rims import rim_contrast
 from vision.types import Detections
 
 MIN_SCORE = 0.2
@@ -79,7 +80,7 @@ side times the median long side of the :data:`BACK_NEIGHBOURS` nearest tiles sco
 :data:`MIN_SCORE`) may be boxed in part: :func:`rim_grown` tries it at their size."""
 RIM_GAIN = 1.6
 """:func:`rim_grown` moves a quad to its neighbours' size when the tile's rim is at least this many
-times as sharp there (:func:`vision.detect.rim_contrast`) as on the quad the localiser gave."""
+times as sharp there (:func:`vision.rims.rim_contrast`) as on the quad the localiser gave."""
 RIM_OVERLAP = 0.1
 """... and when the grown quad takes in at most this share of its area from another tile's quad
 (in a pile, a tile partly under another is rightly boxed small)."""
@@ -139,7 +140,7 @@ def rim_grown(
     without its numeral.  A tile of the same set is the size of its neighbours, so a small quad is
     tried at their size, turned as it is, in nine places: about its centre, or grown from any one
     of its sides or corners.  The place whose weakest side parts two colours most sharply
-    (:func:`vision.detect.rim_contrast`) is kept when it is :data:`RIM_GAIN` times as sharp as
+    (:func:`vision.rims.rim_contrast`) is kept when it is :data:`RIM_GAIN` times as sharp as
     the quad given, and takes in little of another tile (:data:`RIM_OVERLAP`).  A tile seen whole
     keeps its quad: each side already lies on its rim.
     """
@@ -251,7 +252,7 @@ the second share of their short side: it spans a tile's width and falls short of
 ACROSS_READ = 0.9
 """... and it reads under this surely (a back, a plain face, is left: any part of it reads as the whole)."""
 ACROSS_GAIN = 1.1
-"""The tile turned a quarter is read where its rim (:func:`vision.detect.rim_contrast`) is at
+"""The tile turned a quarter is read where its rim (:func:`vision.rims.rim_contrast`) is at
 least this many times as sharp as the box's."""
 
 

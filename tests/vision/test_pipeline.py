@@ -738,7 +738,7 @@ def _row_of_tiles() -> tuple[np.ndarray, list[list[list[float]]]]:
 
 
 def test_rim_contrast_is_sharp_on_a_faces_edge_and_dull_across_it() -> None:
-    from vision.detect import rim_contrast
+    from vision.rims import rim_contrast
 
     img, quads = _row_of_tiles()
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
