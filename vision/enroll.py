@@ -27,10 +27,10 @@ from vision.enroll_grid import (
     EnrollError,
     even_sized,
     find_tiles,
-    layout_tilt,
     sort_into_grid,
     tile_candidates,
 )
+from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
 if TYPE_CHECKING:

@@ -645,7 +645,7 @@ def test_fit_rows_mends_what_the_localiser_found_twice_on_the_cloth_or_missed() 
     missed at a row's end where the localiser peaked weakly: fitted to the layout's rows, every
     tile is where it lies, in layout order.  Where nothing shows at either end, or a row holds
     more tiles than the layout asks, nothing is fitted."""
-    from vision.enroll_grid import fit_rows
+    from vision.grid_rows import fit_rows
 
     rows = row_lengths("american")
     true = _layout_quads(rows)
