@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import replace
 from typing import Any, Protocol
 
 import cv2
@@ -22,11 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.card_model import Card
-from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TILE_SETS
+from companion.rules.tiles import JOKER, TILE_SETS
 from companion.rules.variants import get_variant
 from companion.table_extents import refit_racks
 from companion.table_flags import RuleContext, evaluate, rack_flags
 from companion.table_guards import guard_dead_calls, guard_overexposed, guard_weak_frame
+from companion.table_readings import fold_to_set, with_rows
 from companion.table_types import (
     FLAG_KINDS,
     MIN_CONFIDENCE,
@@ -64,54 +64,6 @@ make the flag (and the live log's ``flag`` event) come and go."""
 
 class Recognizer(Protocol):
     def detect(self, image: npt.NDArray[np.uint8]) -> Detections: ...
-
-
-
-def fold_to_set(det: Detections, codes: set[str]) -> Detections:
-    """Detections read within the codes a tile set holds (backs always): an American set's flowers
-    are all ``F``, so the Chinese flower and season classes fold into it; a code the set lacks
-    (a joker in a Chinese set, an ``F`` there) gets no probability.  Codes and confidences follow
-    the folded probabilities; detections without probabilities are returned as they are."""
-    if det.probs is None or not det.classes or not len(det):
-        return det
-    classes = list(det.classes)
-    probs = np.asarray(det.probs, np.float32).copy()
-    if FLOWER in codes and FLOWER in classes:
-        flowers = [classes.index(c) for c in CHINESE_FLOWERS + SEASONS if c in classes and c not in codes]
-        if flowers:
-            f = classes.index(FLOWER)
-            probs[:, f] = np.maximum(probs[:, f], probs[:, flowers].max(axis=1))
-    allowed = np.array([c in codes or c == BACK for c in classes])
-    if allowed.all():
-        return det
-    probs[:, ~allowed] = 0.0
-    total = probs.sum(axis=1, keepdims=True)
-    probs = np.where(total > 0, probs / np.maximum(total, 1e-12), np.asarray(det.probs, np.float32))
-    best = probs.argmax(axis=1)
-    return replace(det, codes=np.array([classes[k] for k in best]),
-                   confidence=probs[np.arange(len(best)), best].astype(np.float32), probs=probs)
-
-
-def with_rows(det: Detections, rows: npt.NDArray[np.intp], other: Detections) -> Detections:
-    """``det`` with the readings (codes, confidences, probabilities) of ``rows`` taken from
-    ``other``, which read those tiles (in that order) at the same outlines; ``other``'s
-    probabilities are laid into ``det``'s class columns by name (a class ``det`` lacks is dropped
-    and the row renormalised).  Boxes, quads, embeddings and meta stay ``det``'s."""
-    codes = det.codes.astype(object).copy()
-    conf = np.asarray(det.confidence, np.float32).copy()
-    codes[rows] = [str(c) for c in other.codes]
-    conf[rows] = other.confidence
-    probs = None  # without the other's probabilities, the runs are read from the codes
-    if det.probs is not None and other.probs is not None:
-        probs = np.asarray(det.probs, np.float32).copy()
-        col = {c: k for k, c in enumerate(other.classes)}
-        laid = np.zeros((len(rows), len(det.classes)), np.float32)
-        for k, c in enumerate(det.classes):
-            if c in col:
-                laid[:, k] = other.probs[:, col[c]]
-        total = laid.sum(axis=1, keepdims=True)
-        probs[rows] = np.where(total > 0, laid / np.maximum(total, 1e-12), probs[rows])
-    return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf, probs=probs)
 
 
 class TableReader:

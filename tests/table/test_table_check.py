@@ -11,7 +11,8 @@ import pytest
 from table_helpers import CARD, exps, flags_of, player, table
 
 from companion.rules.tiles import ALL_CODES
-from companion.table import TableReader, with_rows
+from companion.table import TableReader
+from companion.table_readings import with_rows
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[2]

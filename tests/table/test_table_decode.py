@@ -229,7 +229,7 @@ def test_readings_are_folded_into_the_set_in_play() -> None:
     a flower read as 'FL3' is an F (the flower classes' mass is not summed: a bamboo of an unfamiliar
     set spread over several flower classes stays what else it reads as); a Chinese set has no joker."""
     from companion.rules.tiles import TILE_SETS
-    from companion.table import fold_to_set
+    from companion.table_readings import fold_to_set
 
     p = probs({"FL3": 0.5, "SE1": 0.3, "8B": 0.15}, {"J": 0.6, "5D": 0.35}, {"BK": 0.9})
     det = Detections(np.zeros((3, 4), np.float32), np.zeros((3, 4, 2), np.float32),
