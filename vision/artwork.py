@@ -21,15 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from companion.rules.tiles import ALL_CODES, CHINESE_FLOWERS, SEASONS
-from vision.artwork_sources import (
-    FACE_H,
-    FACE_W,
-    KM_SETS,
-    LOADERS,
-    ArtworkError,
-    Image,
-    shared_dir,
-)
+from vision.artwork_images import FACE_H, FACE_W, ArtworkError, Image, shared_dir
+from vision.artwork_sources import KM_SETS, LOADERS
 
 __all__ = [
     "AMERICAN_STYLES", "CACHE_VERSION", "EXTRA_STYLES", "FACE_H", "FACE_W", "FONT_STYLES", "HOLDOUT_STYLE",

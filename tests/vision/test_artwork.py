@@ -18,7 +18,7 @@ from vision.artwork import (
     ArtworkError,
     tile_faces,
 )
-from vision.artwork_sources import compose, flatten_alpha
+from vision.artwork_images import compose, flatten_alpha
 
 
 def _digest(img: np.ndarray) -> str:
