@@ -507,7 +507,6 @@ class Source:
         backs_ignored: tuple[str, ...] = (),
         tiles_ignored: dict[str, np.ndarray] | None = None,
         tiles_labelled: dict[str, np.ndarray] | None = None,
-        random_faces: float = 0.0,
     ) -> None:
         self.photos = photos
         self.backs_ignored = backs_ignored
@@ -531,12 +530,6 @@ class Source:
         if synth_frac > 0 and american > 0:
             self.american = SceneMaker(seed=seed + 1, faces=american_scene_faces(seed + 1000), back_share=backs,
                                       in_view=in_view)
-        self.random_frac = random_faces
-        self.random = None
-        if synth_frac > 0 and random_faces > 0:
-            from scripts.random_faces import random_faces as drawn
-
-            self.random = SceneMaker(seed=seed + 2, faces=drawn(seed + 2000), in_view=in_view)
         self.table_frac = table_frac
         self.table = TablePool(table_frames, seed, top_down, area, dense) if table_frac > 0 else None
 
@@ -546,8 +539,6 @@ class Source:
             loose, backs = False, None
         elif self.synth is not None and rng.random() < self.synth_frac:
             maker = self.american if self.american is not None and rng.random() < self.american_frac else self.synth
-            if self.random is not None and maker is self.synth and rng.random() < self.random_frac:
-                maker = self.random
             sc = maker.scene(SIZE, SIZE, rng)
             img, quads = colour_jitter(sc.image, rng), sc.quads
             loose, backs = False, None
@@ -735,9 +726,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="share of the table frames with the discards laid in rows, side by side")
     ap.add_argument("--american", type=float, default=0.0,
                     help="share of the synthetic scenes drawn with an American set's faces (american_scene_faces)")
-    ap.add_argument("--random-faces", type=float, default=0.0,
-                    help="share of the other synthetic scenes drawn with faces no set has (scripts.random_faces): "
-                         "random marks on random grounds, often framed inside, so that a tile is boxed by its top")
     ap.add_argument("--backs", type=float, default=0.0,
                     help="in the American scenes, the share of tiles drawn as plain backs (BK; default: as any code)")
     ap.add_argument("--backs-ignored", default="", metavar="COLOURS",
@@ -842,7 +830,7 @@ def train(args: argparse.Namespace) -> None:
     tiles_ignored, tiles_labelled = _unlabelled_tiles(args)
     source = Source(load_split("train"), args.synth, args.seed, args.band, args.table, args.table_frames,
                     args.top_down, args.american, args.backs, args.in_view, args.area, args.dense, args.light,
-                    backs_colours(args.backs_ignored), tiles_ignored, tiles_labelled, args.random_faces)
+                    backs_colours(args.backs_ignored), tiles_ignored, tiles_labelled)
     val = load_split("valid")[: args.eval_photos]
     drawer = Batches(source, args)
     try:
