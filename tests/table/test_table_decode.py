@@ -434,7 +434,7 @@ def test_a_live_rack_is_never_called_dead_whatever_its_weak_tiles_are_read_as(se
     from collections import Counter
 
     from companion.rules.tiles import AMERICAN
-    from scripts.bench_table import _card_rack
+    from scripts.bench_table_scenes import _card_rack
 
     rng = np.random.default_rng(seed)
     rack = _card_rack(rng, CARD, Counter(AMERICAN.counts), display=False)

@@ -45,7 +45,8 @@ def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: T
     fourth, and the rack read `3B 3B 3B` made a false "player 2 shows 26 tiles (too few)".  The
     run's length on the picture says four (``companion.table_extents.row_extents``)."""
     from companion.rules.card import load_card
-    from scripts.bench_table import REPO, make_scene, table_faces
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene
     from vision.render import random_view, render_table
 
     layout, card = table().layout, load_card(REPO / "calibration" / "cards" / "example.mjcard")
@@ -68,7 +69,8 @@ def test_a_table_under_a_lamp_reads_as_it_does_in_daylight(reader: TableReader, 
     (``vision.light.without_lamp``) and reads every rack as it reads the untinted frame, the
     truth."""
     from companion.rules.card import load_card
-    from scripts.bench_table import REPO, make_scene, table_faces, truth_zones
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene, truth_zones
     from vision.light import tinted
     from vision.render import random_view, render_table
 
@@ -89,7 +91,8 @@ def test_a_washed_out_table_reads_as_it_does_in_daylight(reader: TableReader, se
     reader stretches the frame's levels (``vision.light.TABLE_LEVELS``) and reads every rack as it
     reads the frame in daylight, the truth.  A daylight frame is not stretched."""
     from companion.rules.card import load_card
-    from scripts.bench_table import REPO, make_scene, table_faces, truth_zones
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene, truth_zones
     from vision.light import poorly_taken
     from vision.render import random_view, render_table
 
