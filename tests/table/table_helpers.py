@@ -8,10 +8,11 @@ import numpy as np
 
 from companion.rules.card import load_card
 from companion.rules.card_model import Card
-from companion.rules.tiles import parse_tiles
+from companion.rules.tiles import ALL_CODES, parse_tiles
 from companion.table import TableObservation, TableReader
 from vision.layout import Layout, load_layout
 from vision.render import RackScene, RenderedTable, Scene, View, render_table
+from vision.types import Detections
 
 DATA = Path(__file__).resolve().parent / "data"
 SIAMESE = load_layout("siamese-2")
@@ -66,3 +67,27 @@ def flags_of(obs: TableObservation, kind: str) -> list[str | None]:
 
 def tile_index(r: RenderedTable, zone: str, code: str) -> int:
     return next(i for i, t in enumerate(r.tiles) if t.zone == zone and t.code == code)
+
+
+CLASSES = tuple(ALL_CODES)  # the classifier's 45 classes
+
+
+def probs(*rows: dict[str, float]) -> np.ndarray:
+    """Rows of class probabilities; what a row does not name shares the rest evenly."""
+    out = np.zeros((len(rows), len(CLASSES)))
+    for i, row in enumerate(rows):
+        rest = (1 - sum(row.values())) / (len(CLASSES) - len(row))
+        out[i] = [row.get(c, rest) for c in CLASSES]
+    return out
+
+
+def with_probs(r: RenderedTable, zone: str, code: str, row: dict[str, float]) -> Detections:
+    """The table's true detections, with class probabilities; the ``code`` tiles of ``zone`` read as ``row``."""
+    det = r.detections()
+    p = np.zeros((len(det), len(CLASSES)), np.float32)
+    p[np.arange(len(det)), [CLASSES.index(str(c)) for c in det.codes]] = 1.0
+    hit = [i for i, t in enumerate(r.tiles) if t.zone == zone and t.code == code]
+    p[hit] = probs(*[row] * len(hit))
+    conf = p.max(axis=1)
+    codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
+    return Detections(det.boxes, det.quads, codes, conf, None, {}, p, CLASSES)
