@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.bench_vision import cut_by_edge, miss_kinds, print_misses
+from scripts.bench_vision_tally import cut_by_edge, miss_kinds, print_misses
 
 
 def test_miss_kinds_names_how_each_truth_tile_came_out(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -46,7 +46,7 @@ def test_cut_by_edge_finds_the_tiles_that_run_outside_the_picture() -> None:
 
 
 def test_the_tally_counts_backs_returned_where_no_tile_is_labelled() -> None:
-    from scripts.bench_vision import Tally
+    from scripts.bench_vision_tally import Tally
 
     truth = np.array([[0, 0, 10, 14], [20, 0, 30, 14]], np.float32)
     boxes = np.array([[0, 0, 10, 14], [21, 0, 31, 14], [50, 50, 60, 64], [5, 0, 15, 14]], np.float32)
@@ -60,7 +60,7 @@ def test_the_tally_counts_backs_returned_where_no_tile_is_labelled() -> None:
 
 
 def test_the_tally_counts_face_up_tiles_returned_where_no_tile_is_labelled() -> None:
-    from scripts.bench_vision import Tally
+    from scripts.bench_vision_tally import Tally
 
     truth = np.array([[0, 0, 10, 14]], np.float32)
     boxes = np.array([[0, 0, 10, 14], [50, 50, 60, 64], [80, 0, 90, 14], [3, 0, 13, 14], [90, 90, 100, 104]],
@@ -89,7 +89,8 @@ def test_paired_speed_times_ours_and_the_peer_photo_by_photo(tmp_path) -> None: 
 
     import cv2
 
-    from scripts.bench_vision import REPO, paired_speed
+    from scripts.bench_vision import REPO
+    from scripts.bench_vision_runs import paired_speed
     from scripts.photos import PhotoSample
 
     photos = []
@@ -127,7 +128,8 @@ def test_ours_waits_for_a_peer_that_spins_after_answering_to_go_quiet(tmp_path) 
 
     import cv2
 
-    from scripts.bench_vision import REPO, paired_speed, wait_quiet
+    from scripts.bench_vision import REPO
+    from scripts.bench_vision_runs import paired_speed, wait_quiet
     from scripts.photos import PhotoSample
 
     if not Path("/proc/self/task").is_dir():
@@ -160,7 +162,7 @@ def test_ours_waits_for_a_peer_that_spins_after_answering_to_go_quiet(tmp_path) 
 def test_the_peers_family_leaves_out_flowers_and_seasons_and_the_tiles_returned_on_them() -> None:
     """The tally on the peer's 34 codes: a flower's truth tile and the tile returned on it go, a
     tile of the family stays, and a season returned where no tile is labelled still counts false."""
-    from scripts.bench_vision import PEER_FAMILY, Tally, in_family
+    from scripts.bench_vision_tally import PEER_FAMILY, Tally, in_family
 
     assert len(PEER_FAMILY) == 34 and "FL1" not in PEER_FAMILY and "5D" in PEER_FAMILY
     truth = np.array([[0, 0, 10, 14], [20, 0, 30, 14]], np.float32)
@@ -178,7 +180,8 @@ def test_scenes_over_the_held_out_style_read_better_with_the_set_enrolled() -> N
     """The bench's held-out-style scenes: the same scenes read plain and with the set enrolled from
     one grid photo; enrolled, the style no model trained on reads far better (0.74 -> 0.94 per tile
     over the bench's 60 scenes), and its agreement marks it as a set the models do not know."""
-    from scripts.bench_vision import REPO, held_out_scenes
+    from scripts.bench_vision import REPO
+    from scripts.bench_vision_enrolled import held_out_scenes
     from vision.prototypes import KNOWN_SET_AGREEMENT
 
     plain, enrolled, agreement, photos = held_out_scenes(REPO / "models", 3)
@@ -192,7 +195,8 @@ def test_the_real_set_is_enrolled_and_read_as_detect_tileset_reads_it() -> None:
     through the tile-set loader and reads the other photos plain and enrolled; the loader weighs it
     as a set the models know (its copies read over KNOWN_SET_AGREEMENT), and enrolled it reads
     about as plain does."""
-    from scripts.bench_vision import REAL_SET, REPO, real_set_enrolled
+    from scripts.bench_vision import REPO
+    from scripts.bench_vision_enrolled import REAL_SET, real_set_enrolled
     from scripts.photos import load_split, shared_data_dir
     from vision.prototypes import KNOWN_SET_AGREEMENT, KNOWN_SET_WEIGHT
 
