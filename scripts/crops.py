@@ -297,8 +297,8 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     with loose boxes (the export's 45-degree turns) are left out unless ``drop_loose`` is False.
     Cached on disk, keyed by the localiser file's sha256 and the pipeline's scale settings.
     ``(crops, class indices)``."""
+    from scripts.localizer_targets import loose_boxes
     from scripts.photos import load_split
-    from scripts.train_localizer import loose_boxes
     from vision.pipeline import TileRecognizer
 
     digest = _pipeline_digest()
@@ -445,7 +445,7 @@ def localised_scene_crops(
     cuts stays in while most of it shows), so the crops hold tiles cut by the picture's edge, cut
     where the pipeline cuts them (:func:`scene_crops_cut` says which).  Cached on disk, keyed as
     :func:`localised_photo_crops` plus the arguments.  ``(crops, class indices)``."""
-    from scripts.bench_vision import cut_by_edge
+    from scripts.bench_vision_tally import cut_by_edge
     from scripts.synth_scenes import SceneMaker, american_scene_faces
     from vision.pipeline import TileRecognizer
 

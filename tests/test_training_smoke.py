@@ -65,7 +65,7 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
 
 _POOL = """
 import numpy as np
-from scripts.train_localizer import TablePool
+from scripts.localizer_data import TablePool
 base, area, dense = (TablePool(1, 5, area=a, dense=d).frames[0] for a, d in ((0, 0), (1, 0), (0, 1)))
 print(len(base[1]), len(area[1]), len(dense[1]), float(np.abs(base[1] - area[1]).max()),
       float(np.abs(base[0].astype(int) - area[0].astype(int)).mean()))
@@ -123,13 +123,15 @@ from scripts.onnx_weights import load_onnx_weights
 torch.manual_seed(0)
 kind, src, dst = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 if kind.startswith("classifier"):
-    from scripts.train_classifier import TileNet, export, extra_blocks, load_into
+    from scripts.classifier_export import export, extra_blocks, load_into
+    from scripts.classifier_net import TileNet
     grow = int(kind.partition("+")[2] or 0)  # "classifier+1": one residual block more than the file
     net = TileNet(extra=extra_blocks(src) + grow)
     load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
     export(net, dst, {})
 else:
-    from scripts.train_localizer import GROWN, GROWN_TWICE, LocNet, export_onnx, grown_file
+    from scripts.localizer_export import export_onnx
+    from scripts.localizer_net import GROWN, GROWN_TWICE, LocNet, grown_file
     was = grown_file(src)
     net = LocNet(grow=was)
     load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
@@ -178,7 +180,7 @@ def test_a_grown_localiser_is_not_trained_as_an_ungrown_one(tmp_path: Path) -> N
     assert not (tmp_path / "run" / "last.pt").exists()
     # nor a run's checkpoint of a net grown twice, trained as one grown once (its blocks would be dropped)
     ckpt = tmp_path / "grown2.pt"
-    _run(["-c", "import sys, torch; from scripts.train_localizer import LocNet; "
+    _run(["-c", "import sys, torch; from scripts.localizer_net import LocNet; "
           "torch.save({'model': LocNet(grow=2).state_dict()}, sys.argv[1])", str(ckpt)])
     res = subprocess.run([sys.executable, "scripts/train_localizer.py", "--init", str(ckpt), "--grow",
                           "--out", str(tmp_path / "run2"), "--export", str(tmp_path / "run2" / "l.onnx"),
@@ -196,7 +198,7 @@ def test_an_onnx_file_of_another_net_is_refused(tmp_path: Path) -> None:
 
 
 def test_american_scene_faces_are_not_the_benchmarks() -> None:
-    from scripts.bench_vision import american_faces
+    from scripts.bench_vision_scenes import american_faces
     from scripts.synth_scenes import american_scene_faces
 
     train, bench = american_scene_faces(71 + 1000), american_faces(21)
@@ -264,7 +266,7 @@ def test_widened_perspective_fills_the_picture_from_the_table() -> None:
 def test_tiny_shrinks_a_crop_to_a_far_tiles_detail() -> None:
     """``--tiny``: a crop comes back at its size with a far tile's detail: fine strokes averaged
     away, a large mark still where it was."""
-    from scripts.train_classifier import tiny
+    from scripts.classifier_data import tiny
 
     crop = np.full((64, 48, 3), 230, np.uint8)
     crop[4:12, 4:44:2] = 0  # fine strokes, one pixel apart
@@ -306,7 +308,7 @@ def test_bad_light_makes_each_poor_picture_and_keeps_the_print() -> None:
 @needs_torch
 def test_recolour_turns_hues_and_keeps_shapes() -> None:
     """``--recolour``: a green-on-ivory crop comes back in other inks or grey, its shape unchanged."""
-    from scripts.train_classifier import recolour
+    from scripts.classifier_data import recolour
 
     crop = np.full((64, 48, 3), (200, 230, 240), np.uint8)
     crop[20:44, 18:30] = (40, 140, 30)  # a green stick
@@ -375,7 +377,7 @@ def test_wide_mix3_draws_dorwhite_and_unifont_and_leaves_the_other_pools_alone()
 def test_bench_ignores_detections_on_tiles_out_of_the_truth() -> None:
     """``bench_vision.inside_quads``: a point inside a tilted quad (either winding) is in; a point in
     its axis-aligned bounds but outside the quad is not."""
-    from scripts.bench_vision import inside_quads
+    from scripts.bench_vision_tally import inside_quads
 
     diamond = np.array([[[10, 0], [20, 10], [10, 20], [0, 10]]], np.float32)
     points = np.array([[10, 10], [2, 2], [18, 18], [11, 3], [30, 10]], np.float32)
@@ -403,7 +405,7 @@ def test_american_photos_are_sets_over_train_photos_seen_face_on() -> None:
 
 @needs_torch
 def test_unlabelled_backs_finds_face_down_tiles_no_label_covers() -> None:
-    from scripts.train_localizer import backs_colours, unlabelled_backs
+    from scripts.localizer_targets import backs_colours, unlabelled_backs
 
     img = np.full((200, 300, 3), (40, 120, 30), np.uint8)  # green cloth (BGR)
     img[20:60, 20:50] = (230, 180, 90)  # a light-blue back, unlabelled
@@ -431,7 +433,7 @@ def test_augment_moves_a_mask_with_the_photo_and_draws_alike() -> None:
 
     import cv2
 
-    from scripts.train_localizer import augment, augment_with
+    from scripts.localizer_augment import augment, augment_with
 
     img = np.zeros((480, 640, 3), np.uint8)
     img[100:220, 300:380] = 255
@@ -453,7 +455,7 @@ def test_augment_moves_a_mask_with_the_photo_and_draws_alike() -> None:
 
 @needs_torch
 def test_unlabelled_weight_ignores_covered_cells_but_not_a_tile_centre() -> None:
-    from scripts.train_localizer import SIZE, make_targets, unlabelled_weight
+    from scripts.localizer_targets import SIZE, make_targets, unlabelled_weight
 
     quads = np.array([[[100, 100], [140, 100], [140, 160], [100, 160]]], np.float32)
     heat, _, _, weight = make_targets(quads, np.zeros((0, 4, 2), np.float32))
@@ -527,7 +529,8 @@ def test_unlabelled_tiles_are_the_pile_beside_a_labelled_row() -> None:
 
 @needs_torch
 def test_tiles_the_labels_leave_out_carry_no_heat_loss() -> None:
-    from scripts.train_localizer import Source, unlabelled_tiles_mask
+    from scripts.localizer_data import Source
+    from scripts.localizer_targets import unlabelled_tiles_mask
 
     photo = _photo1()
     pile = np.array([[[0, 0], [640, 0], [640, 300], [0, 300]]], np.float32)  # the top of the photo
@@ -550,7 +553,8 @@ def test_tiles_the_labels_leave_out_carry_no_heat_loss() -> None:
 
 @needs_torch
 def test_tiles_the_labels_leave_out_can_be_labelled_once_each() -> None:
-    from scripts.train_localizer import Source, one_per_tile
+    from scripts.localizer_data import Source
+    from scripts.localizer_targets import one_per_tile
 
     a = np.array([[100, 50], [140, 50], [140, 110], [100, 110]], np.float32)
     found = np.stack([a, a + 2, a + [200, 0]])  # one tile read twice, another once
