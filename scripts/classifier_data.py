@@ -17,6 +17,8 @@ import numpy as np
 
 from scripts import crops as C
 from scripts.classifier_net import CLASSES
+from scripts.crop_cache import cache_path
+from scripts.localised_crops import localised_photo_crops, localised_scene_crops, scene_crops_cut
 from vision.classify import CROP_H, CROP_W
 
 
@@ -42,7 +44,7 @@ def _synth_crops(labels: np.ndarray, first_seed: int, chunks: int, workers: int)
 def synth_pool(seed: int, per_class: int, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """``per_class`` synthetic crops of every class, cached on disk by (seed, per_class)."""
     labels = np.repeat(np.arange(len(CLASSES)), per_class)
-    return _cached(C.cache_path(f"synth_s{seed}_n{per_class}.npz"),
+    return _cached(cache_path(f"synth_s{seed}_n{per_class}.npz"),
                    lambda: _synth_crops(labels, seed * 1000, 16, workers))
 
 
@@ -56,7 +58,7 @@ def boost_pool(seed: int, spec: str, workers: int = 2) -> tuple[np.ndarray, np.n
         counts[code] = int(n)
     key = "_".join(f"{c}{n}" for c, n in counts.items())
     labels = np.array([CLASSES.index(c) for c, n in counts.items() for _ in range(n)])
-    return _cached(C.cache_path(f"boost_s{seed}_{key}.npz"),
+    return _cached(cache_path(f"boost_s{seed}_{key}.npz"),
                    lambda: _synth_crops(labels, seed * 1000 + 777, 8, workers))
 
 
@@ -74,7 +76,7 @@ def table_pool(seed: int, frames: int, workers: int = 2, snap: float = 0.0,
         name += "_" + "+".join(sources)
     if area:
         name += f"_area{area:g}"
-    return _cached(C.cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap, sources, area))
+    return _cached(cache_path(f"{name}.npz"), lambda: table_crops(seed, frames, workers, snap, sources, area))
 
 
 def _pool_spec(spec: str) -> tuple[np.ndarray, np.ndarray]:
@@ -122,7 +124,7 @@ def photo_set(split: str) -> tuple[np.ndarray, np.ndarray]:
         patches, codes = C.photo_patches(split)
         return patches, np.array([CLASSES.index(c) for c in codes])
 
-    return _cached(C.cache_path(f"photos_{split}_pad{C.PAD}.npz"), make)
+    return _cached(cache_path(f"photos_{split}_pad{C.PAD}.npz"), make)
 
 
 def loose_photo_tiles(split: str) -> np.ndarray:
@@ -177,18 +179,18 @@ def synthetic_data(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, li
         bx, by = boost_pool(args.seed, args.boost)
         sx, sy = np.concatenate([sx, bx]), np.concatenate([sy, by])
     if args.localised_crops:
-        lx, ly = C.localised_photo_crops("train")
+        lx, ly = localised_photo_crops("train")
         sx = np.concatenate([sx] + [lx] * args.localised_crops)
         sy = np.concatenate([sy] + [ly] * args.localised_crops)
-        checks.append(("valid crops at localised quads", *C.localised_photo_crops("valid"), None))
+        checks.append(("valid crops at localised quads", *localised_photo_crops("valid"), None))
         print(f"--localised-crops: {len(lx)} train photo tiles cut at the localiser's quads, x{args.localised_crops}",
               flush=True)
     if args.scene_crops:
         n_s, share_s, seed_s = (args.scene_crops.split(":") + ["", ""])[:3]
         share = float(share_s) if share_s else 0.5
-        cx, cy = C.localised_scene_crops(int(seed_s) if seed_s else args.seed, int(n_s), share)
+        cx, cy = localised_scene_crops(int(seed_s) if seed_s else args.seed, int(n_s), share)
         sx, sy = np.concatenate([sx, cx]), np.concatenate([sy, cy])
-        svx, svy = C.localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
+        svx, svy = localised_scene_crops(args.seed + 1000, max(10, int(n_s) // 10), 1.0)
         checks.append(("American scene crops", svx, svy, None))
         print(f"--scene-crops: {len(cx)} tiles of {n_s} synthetic scenes cut at the localiser's quads "
               f"({share:g} American); {len(svx)} American ones of another seed for validation", flush=True)
@@ -204,11 +206,11 @@ def _view_scenes(args: argparse.Namespace, sx: np.ndarray, sy: np.ndarray) -> tu
     n_v, share_v, seed_v = (args.view_scenes.split(":") + ["", ""])[:3]
     share = float(share_v) if share_v else 0.5
     seed_v_i = int(seed_v) if seed_v else args.seed
-    vsx, vsy = C.localised_scene_crops(seed_v_i, int(n_v), share, in_view=True)
-    n_cut = int(C.scene_crops_cut(seed_v_i, int(n_v), share, in_view=True).sum())
+    vsx, vsy = localised_scene_crops(seed_v_i, int(n_v), share, in_view=True)
+    n_cut = int(scene_crops_cut(seed_v_i, int(n_v), share, in_view=True).sum())
     view_val = (args.seed + 2000, max(10, int(n_v) // 10), 1.0)
-    wvx, wvy = C.localised_scene_crops(*view_val, in_view=True)
-    wv_cut = C.scene_crops_cut(*view_val, in_view=True)
+    wvx, wvy = localised_scene_crops(*view_val, in_view=True)
+    wv_cut = scene_crops_cut(*view_val, in_view=True)
     print(f"--view-scenes: {len(vsx)} tiles of {n_v} synthetic scenes drawn in view ({share:g} American), "
           f"{n_cut} of them cut by the picture's edge; {len(wvx)} American ones of another seed for "
           f"validation ({int(wv_cut.sum())} cut)", flush=True)

@@ -75,7 +75,7 @@ def unlabelled_tiles_mask(
     shape: tuple[int, ...], quads: np.ndarray, mask: np.ndarray | None = None
 ) -> np.ndarray:
     """``mask`` (or a blank one of the photo's ``shape``) with the ``quads`` of tiles its labels
-    leave out filled (uint8 0/1; ``scripts.crops.unlabelled_photo_tiles``)."""
+    leave out filled (uint8 0/1; ``scripts.localised_crops.unlabelled_photo_tiles``)."""
     out = np.zeros(shape[:2], np.uint8) if mask is None else mask.copy()
     for q in np.asarray(quads, np.float32).reshape(-1, 4, 2):
         cv2.fillConvexPoly(out, np.round(q).astype(np.int32), 1)
@@ -85,7 +85,7 @@ def unlabelled_tiles_mask(
 def one_per_tile(quads: np.ndarray, iou: float = 0.3) -> np.ndarray:
     """``quads`` less each one whose bounds overlap an earlier one's by more than ``iou``
     (:func:`vision.detect.suppress_overlaps`, the earlier kept): one quad a tile where several
-    readings found it (``scripts.crops.unlabelled_photo_tiles``)."""
+    readings found it (``scripts.localised_crops.unlabelled_photo_tiles``)."""
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     earlier_first = np.arange(len(q), 0, -1).astype(np.float32)
     return q[np.sort(suppress_overlaps(q, earlier_first, iou))]

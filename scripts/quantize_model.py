@@ -8,8 +8,8 @@ activations, signed 8-bit weights per output channel, with ``reduce_range`` (7-b
 that CPUs without VNNI instructions (AVX2-only ones, common in older laptops) cannot saturate their 16-bit
 accumulators and read a tile differently from ours.  The activation ranges are calibrated (min /
 max) on ``--calibration`` tiles of ``tiles-photos-v4/train`` cut where the photo localiser puts
-them, as the pipeline cuts them (``scripts.crops.localised_photo_crops``; never ``valid/``), drawn
-with ``--seed``.  The float file stays the master: training fine-tunes from it
+them, as the pipeline cuts them (``scripts.localised_crops.localised_photo_crops``; never
+``valid/``), drawn with ``--seed``.  The float file stays the master: training fine-tunes from it
 (``--init models/classifier.onnx``), and this script makes the integer file from it again.
 
 Writes ``OUT``, ``OUT.sha256`` and the spec ``OUT`` with ``.json`` (the float file's, its
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.out.resolve() == args.src.resolve():
         ap.error("--out must not be --src: the float file stays the master")
-    from scripts.crops import cached_photo_patches, jitter_patch, localised_photo_crops
+    from scripts.crops import cached_photo_patches, jitter_patch
+    from scripts.localised_crops import localised_photo_crops
 
     if args.labelled:
         patches, _, _ = cached_photo_patches("train")

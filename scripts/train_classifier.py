@@ -223,7 +223,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scene-crops", default="", metavar="N[:SHARE[:SEED]]",
                    help="add the tiles of N synthetic scenes (seed SEED, default --seed) cut at the photo "
                         "localiser's quads, a share SHARE (default 0.5) with American faces "
-                        "(scripts.crops.localised_scene_crops, cached); N/10 American scenes of --seed + 1000 are "
+                        "(scripts.localised_crops.localised_scene_crops, cached); N/10 American scenes of --seed + 1000 are "
                         "printed as validation each epoch")
     p.add_argument("--view-scenes", default="", metavar="N[:SHARE[:SEED]]",
                    help="as --scene-crops, the scenes drawn in view as the vision benchmark draws its own "
@@ -235,7 +235,7 @@ def parser() -> argparse.ArgumentParser:
                    help="leave out the tiles of train photos with loose boxes (the export's 45-degree turns)")
     p.add_argument("--localised-crops", type=int, default=0, metavar="K",
                    help="add K copies of the train photos' tiles cut at the photo localiser's quads, as the "
-                        "pipeline cuts them (scripts.crops.localised_photo_crops, cached)")
+                        "pipeline cuts them (scripts.localised_crops.localised_photo_crops, cached)")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--init", type=Path, default=None, help="start from these weights: a run's last.pt or an exported classifier.onnx "
                         "(e.g. models/classifier.onnx, the committed model)")

@@ -96,7 +96,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "back is no tile")
     ap.add_argument("--tiles-ignored", action="store_true",
                     help="no heat loss on the face-up tiles the photo pipeline reads surely where the photos' labels "
-                         "leave them out (scripts.crops.unlabelled_photo_tiles: the discards heaped beside a labelled "
+                         "leave them out (scripts.localised_crops.unlabelled_photo_tiles: the discards heaped beside a labelled "
                          "rack): the photos then no longer teach that a pile of tiles is table")
     ap.add_argument("--tiles-labelled", action="store_true",
                     help="the same tiles as --tiles-ignored taken as labelled tiles instead (one quad a tile, "
@@ -135,7 +135,7 @@ def recipe(args: argparse.Namespace) -> None:
     synthetic scenes (11 epochs); stage 3: the same at lr 1e-3 (4 epochs).  Each stage starts
     from the previous one and resumes from its own checkpoint.  (A fourth stage at lr 5e-4 was
     tried and measured no better: boxes-only F1 0.912 against 0.913.)"""
-    from scripts.train_all import recipe_stages  # the stages' one definition (torch-free)
+    from scripts.train_plan import recipe_stages  # the stages' one definition (torch-free)
 
     for argv in recipe_stages(args.out, args.export, args.seed):
         train(parse_args(argv))
@@ -227,7 +227,7 @@ def _unlabelled_tiles(args: argparse.Namespace) -> tuple[Any, Any]:
         raise SystemExit("--tiles-ignored and --tiles-labelled are two ways with the same tiles: give one")
     if not (args.tiles_ignored or args.tiles_labelled):
         return None, None
-    from scripts.crops import unlabelled_photo_tiles
+    from scripts.localised_crops import unlabelled_photo_tiles
 
     found = unlabelled_photo_tiles("train")
     print(f"tiles the labels leave out, {'ignored' if args.tiles_ignored else 'labelled'}: "
