@@ -25,9 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 from scripts.crop_cache import cache_path
-from scripts.localised_crops import (  # re-exported: tests/test_training_smoke.py imports it from here
-    unlabelled_tiles_in as unlabelled_tiles_in,
-)
 from scripts.photos import CLASS_CODES  # class id -> tile code: the one table
 from vision import american
 from vision.artwork import FACE_H, FACE_W, shared_dir
