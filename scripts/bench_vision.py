@@ -38,58 +38,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# The benchmark's parts, each in its own module; their public names stay importable from here too.
-from scripts.bench_vision_enrolled import (  # noqa: E402
-    HELD_OUT_PHOTO_SEEDS,
-    REAL_SET,
-    held_out_scenes,
-    print_held_out,
-    print_real_set,
-    real_set_enrolled,
-)
-from scripts.bench_vision_runs import (  # noqa: E402
-    PEER_RUNNER,
-    QUIET,
-    cpu_ms,
-    paired_lines,
-    paired_speed,
-    peer_beside,
-    peer_lines,
-    run_ours,
-    run_peer,
-    wait_quiet,
-)
-from scripts.bench_vision_scenes import american_faces, american_lines, bench_scenes, synth_eval  # noqa: E402
-from scripts.bench_vision_tally import (  # noqa: E402
-    PEER_CODES,
-    PEER_FAMILY,
-    Tally,
-    cut_by_edge,
-    in_family,
-    inside_quads,
-    mislabelled,
-    miss_kinds,
-    print_classes,
-    print_misses,
-    print_summary,
-)
-from scripts.bench_vision_variants import (  # noqa: E402
-    altered_photos,
-    enlarged_photos,
-    laid_photos,
-    lamp_photos,
-    poor_photos,
-)
+# The benchmark's parts, each in its own module (import their names from there).
+from scripts.bench_vision_enrolled import print_held_out, print_real_set  # noqa: E402
+from scripts.bench_vision_runs import peer_lines, run_ours  # noqa: E402
+from scripts.bench_vision_scenes import american_lines, synth_eval  # noqa: E402
+from scripts.bench_vision_tally import mislabelled, print_classes, print_summary  # noqa: E402
+from scripts.bench_vision_variants import enlarged_photos, laid_photos, lamp_photos, poor_photos  # noqa: E402
 from scripts.photos import load_split  # noqa: E402
-
-__all__ = [
-    "HELD_OUT_PHOTO_SEEDS", "PEER_CODES", "PEER_FAMILY", "PEER_RUNNER", "QUIET", "REAL_SET", "REPO", "Tally",
-    "altered_photos", "american_faces", "american_lines", "bench_scenes", "cpu_ms", "cut_by_edge",
-    "enlarged_photos", "held_out_scenes", "in_family", "inside_quads", "laid_photos", "lamp_photos", "main",
-    "miss_kinds", "mislabelled", "paired_lines", "paired_speed", "parser", "peer_beside", "peer_lines",
-    "poor_photos", "print_classes", "print_held_out", "print_misses", "print_real_set", "print_summary",
-    "real_set_enrolled", "run_ours", "run_peer", "synth_eval", "wait_quiet",
-]  # fmt: skip
 
 
 def parser() -> argparse.ArgumentParser:

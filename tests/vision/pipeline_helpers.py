@@ -53,7 +53,7 @@ def blurred_photo1() -> np.ndarray:
 def american_scenes(seed: int, n: int, **kw: float) -> list:  # type: ignore[type-arg]
     """The first ``n`` of the bench's synthetic American scenes of ``seed`` (640x480; ``kw`` for
     :class:`scripts.synth_scenes.SceneMaker`, e.g. ``back_share``)."""
-    from scripts.bench_vision import bench_scenes
+    from scripts.bench_vision_scenes import bench_scenes
 
     return list(bench_scenes((640, 480), n, seed, True, **kw))
 

@@ -229,7 +229,7 @@ def test_american_tiles_boxed_in_part_are_boxed_whole(monkeypatch) -> None:  # t
     """The bench's American scenes of seed 41: tiles the photo localiser boxes in part (a crak's
     character without its numeral, two of six bamboos) are boxed whole and read right."""
     import vision.pipeline as pipeline
-    from scripts.bench_vision import miss_kinds
+    from scripts.bench_vision_tally import miss_kinds
 
     rec = pipeline.TileRecognizer(REPO / "models")
     scenes = american_scenes(41, 27)
