@@ -1,5 +1,5 @@
 """Shared helpers of the pipeline tests (``test_pipeline*.py``): the test photos and their labels,
-the committed-model skip mark, the module-scoped ``recognizer`` fixture, scoring and scene helpers."""
+the committed-model skip mark, scoring and scene helpers (the ``recognizer`` fixture is in conftest.py)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,6 @@ PHOTOS = json.loads((DATA / "photos.json").read_text())
 NEEDS_CLASSIFIER = pytest.mark.skipif(
     not (REPO / "models" / "classifier.onnx").is_file(), reason="classifier model not committed yet"
 )
-
-
-@pytest.fixture(scope="module")
-def recognizer():  # type: ignore[no-untyped-def]
-    from vision.pipeline import TileRecognizer
-
-    return TileRecognizer(REPO / "models")
 
 
 def f1_with_codes(d: Detections, tiles: list[dict[str, object]]) -> float:

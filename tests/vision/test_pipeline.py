@@ -3,7 +3,7 @@ higher resolution and at every quarter turn, a blank table, bad arrays, detectio
 
 The detect command, scales, tile turns, boxes, table frames, mended quads and backs are tested in
 the ``test_pipeline_*.py`` modules beside this one; their shared helpers are in
-``pipeline_helpers.py``.
+``pipeline_helpers.py``, the ``recognizer`` fixture in ``conftest.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import cv2
 import numpy as np
-import pipeline_helpers
 import pytest
 from pipeline_helpers import DATA, NEEDS_CLASSIFIER, PHOTOS, _quad, f1_with_codes
 
@@ -22,7 +21,6 @@ from vision.types import Detections
 
 pytestmark = NEEDS_CLASSIFIER
 
-recognizer = pipeline_helpers.recognizer  # the shared module-scoped fixture
 
 
 # minimum tile F1 (IoU >= 0.5 and the right code) per photo; photo3 (big tilted tiles) and

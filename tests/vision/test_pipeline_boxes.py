@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pipeline_helpers
 from pipeline_helpers import DATA, NEEDS_CLASSIFIER, PHOTOS, REPO, blurred_photo1
 
 from vision.detect import quad_iou_boxes
@@ -12,7 +11,6 @@ from vision.io import load_image
 
 pytestmark = NEEDS_CLASSIFIER
 
-recognizer = pipeline_helpers.recognizer  # the shared module-scoped fixture
 
 
 def test_a_photo_keeps_the_tiles_that_score_min_score(recognizer) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-import pipeline_helpers
 import pytest
 from pipeline_helpers import DATA, NEEDS_CLASSIFIER, PHOTOS, REPO, f1_with_codes
 
@@ -15,7 +14,6 @@ from vision.types import Detections
 
 pytestmark = NEEDS_CLASSIFIER
 
-recognizer = pipeline_helpers.recognizer  # the shared module-scoped fixture
 
 
 def test_scale_for_tile_puts_tiles_at_the_target_width() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pipeline_helpers
 import pytest
 from pipeline_helpers import DATA, NEEDS_CLASSIFIER, REPO
 
@@ -11,7 +10,6 @@ from vision.io import load_image
 
 pytestmark = NEEDS_CLASSIFIER
 
-recognizer = pipeline_helpers.recognizer  # the shared module-scoped fixture
 
 
 def test_table_frame_tiles_are_found_at_the_told_tile_size(recognizer) -> None:  # type: ignore[no-untyped-def]

@@ -4,12 +4,10 @@ edges agree on only weakly is a doubt, and a doubtful turn is kept only where it
 from __future__ import annotations
 
 import numpy as np
-import pipeline_helpers
 from pipeline_helpers import NEEDS_CLASSIFIER
 
 pytestmark = NEEDS_CLASSIFIER
 
-recognizer = pipeline_helpers.recognizer  # the shared module-scoped fixture
 
 
 def test_tiles_lying_at_an_angle_come_back_at_their_angle(recognizer) -> None:  # type: ignore[no-untyped-def]
