@@ -1,6 +1,6 @@
 """Where the cached training crops live and what names them: :func:`cache_path` (under
 ``COMPANION_CACHE``), the models folder the localised crops are cut with (:data:`TRAIN_MODELS_ENV`,
-:func:`models_dir`) and the digest of how the photo pipeline localises (:func:`_pipeline_digest`),
+:func:`models_dir`) and the digest of how the photo pipeline localises (:func:`pipeline_digest`),
 which keys every cache of crops the pipeline cuts (:mod:`scripts.localised_crops`).  Torch-free.
 """
 
@@ -29,7 +29,7 @@ def models_dir() -> Path:
     return Path(env) if env else pipeline.REPO / "models"
 
 
-def _pipeline_digest() -> str:
+def pipeline_digest() -> str:
     """12 hex digits naming how the photo pipeline localises: the photo localiser file's sha256, the
     settings that move its quads (scales, unsqueezing, angle refinement, doubtful turns, second
     boxes, grown backs, backs found as plain patches, small quads grown to their rims, backs of the

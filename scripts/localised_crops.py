@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from scripts.crop_cache import _pipeline_digest, cache_path, models_dir
+from scripts.crop_cache import cache_path, models_dir, pipeline_digest
 from vision.classify import CROP_H, CROP_W
 
 Image = npt.NDArray[np.uint8]
@@ -33,7 +33,7 @@ def localised_photo_crops(split: str, drop_loose: bool = True) -> tuple[Image, n
     from scripts.photos import load_split
     from vision.pipeline import TileRecognizer
 
-    digest = _pipeline_digest()
+    digest = pipeline_digest()
     path = cache_path(f"localised_{split}_{digest}{'_all' if not drop_loose else ''}.npz")
     if not path.is_file():
         rec = TileRecognizer(models_dir(), threads=2)
@@ -70,11 +70,11 @@ def unlabelled_photo_tiles(split: str) -> dict[str, npt.NDArray[np.float32]]:
     from a like set were all tiles).  ``train_localizer.py --tiles-ignored`` takes them out of the
     heat loss, ``--tiles-labelled`` takes them as labelled tiles (neither fine-tune kept,
     models/MODEL_CARD.md).  Cached on disk, keyed as the localised crops are
-    (:func:`scripts.crop_cache._pipeline_digest`) and by these settings."""
+    (:func:`scripts.crop_cache.pipeline_digest`) and by these settings."""
     from scripts.photos import load_split
     from vision.pipeline import TileRecognizer
 
-    path = cache_path(f"unlabelled_{split}_{_pipeline_digest()}_{'-'.join(map(str, PILE_SCALES))}_{PILE_SURE}.npz")
+    path = cache_path(f"unlabelled_{split}_{pipeline_digest()}_{'-'.join(map(str, PILE_SCALES))}_{PILE_SURE}.npz")
     if not path.is_file():
         found = unlabelled_tiles_in(TileRecognizer(models_dir(), threads=2), load_split(split))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def scene_crops_cut(seed: int, scenes: int, american: float = 0.5, in_view: bool
 
 def _scene_path(seed: int, scenes: int, american: float, in_view: bool) -> Path:
     view = "_view" if in_view else ""
-    return cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}{view}_{_pipeline_digest()}.npz")
+    return cache_path(f"scenes_s{seed}_n{scenes}_am{american:g}{view}_{pipeline_digest()}.npz")
 
 
 def _cut_where_localised(
