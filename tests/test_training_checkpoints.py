@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from training_helpers import REPO, _run, needs_torch
+from training_helpers import REPO, needs_torch, run_script
 
 from vision.runtime import OnnxModel
 
@@ -59,7 +59,7 @@ def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, 
     """Training can start from the committed ONNX file (its BatchNorms were folded on export):
     loaded into the torch net and exported again, it computes what the committed file computes;
     so does the net grown by a residual block (the localiser by ``--grow``'s), before it is trained."""
-    _run(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
+    run_script(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
     again = tmp_path / ("classifier.onnx" if kind.startswith("classifier") else "localizer.onnx")
     x = np.random.default_rng(1).uniform(0, 1 if kind == "classifier" else 255, shape).astype(np.float32)
     want = OnnxModel(REPO / "models" / model).run(x)
@@ -82,7 +82,7 @@ def test_a_grown_localiser_is_not_trained_as_an_ungrown_one(tmp_path: Path) -> N
     assert not (tmp_path / "run" / "last.pt").exists()
     # nor a run's checkpoint of a net grown twice, trained as one grown once (its blocks would be dropped)
     ckpt = tmp_path / "grown2.pt"
-    _run(["-c", "import sys, torch; from scripts.localizer_net import LocNet; "
+    run_script(["-c", "import sys, torch; from scripts.localizer_net import LocNet; "
           "torch.save({'model': LocNet(grow=2).state_dict()}, sys.argv[1])", str(ckpt)])
     res = subprocess.run([sys.executable, "scripts/train_localizer.py", "--init", str(ckpt), "--grow",
                           "--out", str(tmp_path / "run2"), "--export", str(tmp_path / "run2" / "l.onnx"),

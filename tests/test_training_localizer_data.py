@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from training_helpers import REPO, _run, needs_photos, needs_torch
+from training_helpers import REPO, needs_photos, needs_torch, run_script
 
 _POOL = """
 import numpy as np
@@ -23,7 +23,7 @@ print(len(base[1]), len(area[1]), len(dense[1]), float(np.abs(base[1] - area[1])
 def test_table_pool_area_sampled_and_dense_frames() -> None:
     """``--area`` draws the same tables area-sampled (the same tiles, other pixels); ``--dense``
     lays 20-60 discards in rows, so the frame holds more tiles."""
-    res = _run(["-c", _POOL])
+    res = run_script(["-c", _POOL])
     n_base, n_area, n_dense, quad_diff, pixel_diff = res.stdout.split()
     assert n_base == n_area and float(quad_diff) < 1e-3
     assert float(pixel_diff) > 0.05  # the same frame would be 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from training_helpers import REPO, _run, needs_photos, needs_torch
+from training_helpers import REPO, needs_photos, needs_torch, run_script
 
 from vision.runtime import OnnxModel
 
@@ -24,7 +24,7 @@ from vision.runtime import OnnxModel
 @needs_photos
 def test_localizer_training_smoke(tmp_path: Path) -> None:
     onnx = tmp_path / "loc.onnx"
-    _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
+    run_script(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
           "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1",
           "--synth", "0.5", "--american", "1.0", "--backs", "0.2", "--light", "0.5"])  # half synthetic scenes, each American
     assert list((tmp_path / "run").glob("*.pt")), "no checkpoint written"
@@ -39,7 +39,7 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
     """Windows cut from rendered tables, all of them seen top-down as the table reader localises,
     fine-tuning the committed table localiser (started from its ONNX file)."""
     onnx = tmp_path / "loc.onnx"
-    res = _run(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
+    res = run_script(["scripts/train_localizer.py", "--out", str(tmp_path / "run"), "--epochs", "1", "--steps", "2",
                "--batch", "2", "--eval-photos", "2", "--export", str(onnx), "--threads", "1", "--table", "1.0",
                "--table-frames", "2", "--top-down", "1.0", "--init", str(REPO / "models" / "localizer-table.onnx")])
     assert "initialised from" in res.stdout and "localizer-table.onnx" in res.stdout
@@ -50,7 +50,7 @@ def test_table_localizer_training_smoke(tmp_path: Path) -> None:
 @needs_torch
 @needs_photos
 def test_classifier_training_smoke(tmp_path: Path) -> None:
-    res = _run(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
+    res = run_script(["-m", "scripts.train_classifier", "--epochs", "1", "--max-batches", "2", "--synth-per-class", "2",
                "--batch", "8", "--threads", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
                "--init", str(REPO / "models" / "classifier.onnx"), "--drop-loose", "--photo-repeat", "2",
                "--localised-crops", "1", "--scene-crops", "3:0.5", "--view-scenes", "3:0.5", "--extra-table", "7:2:0.7:american-mix+wide-mix",
@@ -101,7 +101,7 @@ def test_the_localisers_worker_processes_draw_the_same_batches_for_any_number_of
     files = []
     for run, workers, stop in (("a", "1", []), ("b", "2", []), ("c", "2", ["--stop-epoch", "1"]), ("c", "1", [])):
         onnx = tmp_path / f"{run}{workers}.onnx"
-        _run(["scripts/train_localizer.py", "--out", str(tmp_path / run), *args, "--workers", workers, *stop,
+        run_script(["scripts/train_localizer.py", "--out", str(tmp_path / run), *args, "--workers", workers, *stop,
               "--export", str(onnx)])
         files.append(onnx.read_bytes())
     assert files[0] == files[1] == files[3]

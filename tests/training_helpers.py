@@ -1,5 +1,5 @@
 """Shared helpers of the training tests (``test_training_*.py``): the repository root, the skip
-marks for tests that need torch (the ``train`` extra) or the shared photo data, and ``_run``, which
+marks for tests that need torch (the ``train`` extra) or the shared photo data, and ``run_script``, which
 runs a script or ``-c`` code in a subprocess (the scripts import torch; nothing under tests/ does).
 """
 
@@ -25,7 +25,7 @@ needs_torch = pytest.mark.skipif(
 )
 
 
-def _run(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess[str]:
+def run_script(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     res = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
                          timeout=timeout)

@@ -16,7 +16,7 @@ from vision.enroll import grid_photo
 MODEL = Path(os.environ.get("COMPANION_CLASSIFIER_MODEL", DEFAULT_MODEL))
 
 
-def _holdout_grid(tmp_path: Path, seed: int = 0) -> tuple[Path, np.ndarray, np.ndarray]:
+def holdout_grid(tmp_path: Path, seed: int = 0) -> tuple[Path, np.ndarray, np.ndarray]:
     faces = {c: v[0] for c, v in tile_faces(HOLDOUT_STYLE).items()}
     image, quads = grid_photo(faces, "chinese", np.random.default_rng(seed))
     path = tmp_path / "grid.png"

@@ -56,5 +56,5 @@ def truth_bounds(scene) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.concatenate([scene.quads.min(axis=1), scene.quads.max(axis=1)], axis=1).astype(np.float32)
 
 
-def _quad(cx: float, cy: float, w: float, h: float) -> list[list[float]]:
+def centred_quad(cx: float, cy: float, w: float, h: float) -> list[list[float]]:
     return [[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2], [cx - w / 2, cy + h / 2]]

@@ -12,7 +12,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from enroll_helpers import MODEL, _holdout_grid
+from enroll_helpers import MODEL, holdout_grid
 
 from companion.cli import main
 from vision.classify import TileClassifier, extract_crops
@@ -42,7 +42,7 @@ def test_sheet_is_written(tmp_path: Path, suffix: str) -> None:
 
 
 def test_enroll_round_trip_on_a_synthetic_grid_photo(tmp_path: Path) -> None:
-    photo, image, true_quads = _holdout_grid(tmp_path)
+    photo, image, true_quads = holdout_grid(tmp_path)
     root = tmp_path / "sets"
     args = ["enroll", "--name", "dorothy", str(photo), "--layout", "chinese", "--root", str(root)]
     assert main([*args, "--model", str(MODEL)]) == 0
@@ -51,7 +51,7 @@ def test_enroll_round_trip_on_a_synthetic_grid_photo(tmp_path: Path) -> None:
     assert len(list((root / "dorothy" / "crops").glob("*.png"))) == 42
     # Reading a second photo of the same set: (nearly) every tile right under the enrolled set,
     # far better than the base classifier, which never saw this artwork style.
-    _, image2, quads2 = _holdout_grid(tmp_path, seed=5)
+    _, image2, quads2 = holdout_grid(tmp_path, seed=5)
     clf = TileClassifier(MODEL)
     base = clf.run(extract_crops(image2, quads2))
     res = TileSetPrototypes(ts, clf.classes).apply(base)
@@ -70,7 +70,7 @@ def test_a_photo_taken_upside_down_or_sideways_enrolls_as_taken_upright(
     it is enrolled turned back, and its prototypes are those of the photo taken upright."""
     from vision.enroll import enroll_image, upright_grid
 
-    _, image, _ = _holdout_grid(tmp_path)
+    _, image, _ = holdout_grid(tmp_path)
     clf = TileClassifier(MODEL)
     upright, _, agree = enroll_image(image, "chinese", clf, "upright")
     turned_image = np.ascontiguousarray(np.rot90(image, turn))
@@ -106,7 +106,7 @@ def test_blank_photo_is_refused_with_exit_code_3(
 def test_wrong_layout_count_and_unreadable_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    photo, _, _ = _holdout_grid(tmp_path)
+    photo, _, _ = holdout_grid(tmp_path)
     root = ["--root", str(tmp_path / "sets"), "--model", str(MODEL)]
     assert main(["enroll", "--name", "x", str(photo), "--layout", "american", *root]) == 3
     assert "contours found 42" in capsys.readouterr().err
@@ -152,13 +152,13 @@ def test_a_set_enrolled_under_a_lamp_reads_a_daylight_photo_of_it(tmp_path: Path
     from vision.enroll import enroll_image
     from vision.light import tinted
 
-    _, image, _ = _holdout_grid(tmp_path)
+    _, image, _ = holdout_grid(tmp_path)
     clf = TileClassifier(MODEL)
     ts, _, _ = enroll_image(tinted(image, lamp), "chinese", clf, "lamp")
     plain, _, _ = enroll_image(image, "chinese", clf, "plain")
     # taken out: 0.994 (warm) and 0.996 (cool) against the daylight enrollment; kept: 0.894 and 0.977
     assert float(np.mean(np.sum(ts.embeddings * plain.embeddings, axis=1))) > 0.985
-    _, image2, quads2 = _holdout_grid(tmp_path, seed=5)
+    _, image2, quads2 = holdout_grid(tmp_path, seed=5)
     res = TileSetPrototypes(ts, clf.classes).apply(clf.run(extract_crops(image2, quads2)))
     truth = layout_codes("chinese")
     assert sum(a == b for a, b in zip(res.codes, truth, strict=True)) >= 40

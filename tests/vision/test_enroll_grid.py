@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from enroll_helpers import MODEL, _holdout_grid
+from enroll_helpers import MODEL, holdout_grid
 
 from vision.artwork import HOLDOUT_STYLE, TRAIN_STYLES, tile_faces
 from vision.classify import TileClassifier
@@ -89,7 +89,7 @@ def test_a_layout_lying_askew_enrolls_along_its_own_rows(tmp_path: Path, degrees
     cloth, are kept.)"""
     from vision.enroll import enroll_image, layout_tilt
 
-    _, image, quads = _holdout_grid(tmp_path)
+    _, image, quads = holdout_grid(tmp_path)
     clf = TileClassifier(MODEL)
     level, _, _ = enroll_image(image, "chinese", clf, "level")
     askew = _turned_by(image, degrees)

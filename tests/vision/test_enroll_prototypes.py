@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from enroll_helpers import _holdout_grid
+from enroll_helpers import holdout_grid
 
 from companion.cli import main
 from vision.artwork import HOLDOUT_STYLE, TRAIN_STYLES, tile_faces
@@ -28,7 +28,7 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
     from vision.pipeline import TileRecognizer
     from vision.runtime import sha256_of
 
-    photo, _, _ = _holdout_grid(tmp_path)
+    photo, _, _ = holdout_grid(tmp_path)
     root = tmp_path / "sets"
     for name, model in (("photo", DEFAULT_MODEL), ("table", TABLE_MODEL)):
         args = ["enroll", "--name", name, str(photo), "--layout", "chinese", "--root", str(root)]
@@ -59,7 +59,7 @@ def test_prototypes_follow_the_classifier(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_set_with_an_unreadable_crop_has_no_stored_crops(tmp_path: Path) -> None:
     """``stored_crops`` gives the crops in layout order, or None when one of them cannot be read
     (the loader then keeps the stored prototypes or asks for the set to be enrolled again)."""
-    photo, _, _ = _holdout_grid(tmp_path)
+    photo, _, _ = holdout_grid(tmp_path)
     root = tmp_path / "sets"
     assert main(["enroll", "--name", "s", str(photo), "--layout", "chinese", "--root", str(root)]) == 0
     crops = stored_crops("s", root)
@@ -185,7 +185,7 @@ def test_detect_reads_with_an_enrolled_set_and_names_one_it_cannot_find(
     from scripts.synth_scenes import SceneMaker
     from vision.detect import quad_iou_boxes
 
-    photo, _, _ = _holdout_grid(tmp_path)
+    photo, _, _ = holdout_grid(tmp_path)
     root = tmp_path / "sets"
     assert main(["enroll", "--name", "mine", str(photo), "--layout", "chinese", "--root", str(root)]) == 0
     monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)

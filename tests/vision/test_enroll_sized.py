@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from enroll_helpers import _holdout_grid
+from enroll_helpers import holdout_grid
 
 from companion.cli import main
 from vision.artwork import HOLDOUT_STYLE, tile_faces
@@ -80,7 +80,7 @@ def test_the_table_reader_matches_small_tiles_at_their_width(tmp_path: Path, mon
     from vision.pipeline import TileRecognizer
     from vision.prototypes import SIZED_WIDTHS
 
-    path, _, _ = _holdout_grid(tmp_path, seed=4)
+    path, _, _ = holdout_grid(tmp_path, seed=4)
     root = tmp_path / "sets"
     assert main(["enroll", "--name", "unseen", str(path), "--layout", "chinese", "--root", str(root)]) == 0
     monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)
@@ -115,7 +115,7 @@ def test_the_table_classifier_reads_each_tile_at_its_own_width(tmp_path: Path, m
     from vision.classify import quad_width_px
     from vision.pipeline import TileRecognizer
 
-    path, _, _ = _holdout_grid(tmp_path, seed=4)
+    path, _, _ = holdout_grid(tmp_path, seed=4)
     root = tmp_path / "sets"
     assert main(["enroll", "--name", "unseen", str(path), "--layout", "chinese", "--root", str(root)]) == 0
     monkeypatch.setattr("vision.tileset.TILESETS_DIR", root)

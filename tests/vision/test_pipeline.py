@@ -14,7 +14,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
-from pipeline_helpers import DATA, NEEDS_CLASSIFIER, PHOTOS, _quad, f1_with_codes
+from pipeline_helpers import DATA, NEEDS_CLASSIFIER, PHOTOS, centred_quad, f1_with_codes
 
 from vision.io import ImageLoadError, load_image
 from vision.types import Detections
@@ -84,7 +84,7 @@ def test_bad_arrays_raise_value_errors(recognizer) -> None:  # type: ignore[no-u
 
 
 def test_detections_joined_keep_each_tiles_fields() -> None:
-    q = np.array(_quad(20, 30, 10, 14), np.float32)[None]
+    q = np.array(centred_quad(20, 30, 10, 14), np.float32)[None]
     classes = ("5D", "BK")
     a = Detections.from_quads(np.concatenate([q, q + 40]), ["5D", "5D"], np.array([0.9, 0.8], np.float32),
                               probs=np.array([[0.9, 0.1], [0.8, 0.2]], np.float32), classes=classes,

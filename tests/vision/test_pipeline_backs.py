@@ -7,7 +7,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from pipeline_helpers import NEEDS_CLASSIFIER, REPO, _quad, american_scenes, truth_bounds
+from pipeline_helpers import NEEDS_CLASSIFIER, REPO, american_scenes, centred_quad, truth_bounds
 
 from vision import backs
 from vision.detect import quad_iou_boxes
@@ -31,7 +31,7 @@ def _row_with_a_back(back: bool) -> tuple[np.ndarray, Detections]:
             continue
         cv2.rectangle(img, (x, 73), (x + 40, 127), (225, 235, 240), -1)
         cv2.circle(img, (x + 20, 100), 9, (40, 40, 200), 2)
-        quads.append(_quad(x + 20, 100, 40, 54))
+        quads.append(centred_quad(x + 20, 100, 40, 54))
     det = Detections.from_quads(np.array(quads, np.float32), ["5D"] * 7, np.full(7, 0.9, np.float32))
     return img, det
 
@@ -96,7 +96,7 @@ def _row_with_a_gap(scale: int) -> tuple[np.ndarray, Detections]:
     quads = []
     for k in range(6):
         x = (20 + 45 * k) * scale
-        quads.append(_quad(x + 20 * scale, 100 * scale, 40 * scale, 54 * scale))
+        quads.append(centred_quad(x + 20 * scale, 100 * scale, 40 * scale, 54 * scale))
         if k == 2:
             continue
         colour = (200, 120, 40) if k == 4 else (225, 235, 240)
@@ -111,7 +111,7 @@ def test_a_back_the_colour_of_the_table_is_a_gap_between_tiles() -> None:
     img, det = _row_with_a_gap(1)
     assert table_gaps(img, det).tolist() == [False, False, True, False, False, False]
     # a tiny picture that is all tiles: too little table seen to tell
-    crowded = Detections.from_quads(np.array([_quad(160, 120, 310, 230)], np.float32), ["BK"], np.ones(1, np.float32))
+    crowded = Detections.from_quads(np.array([centred_quad(160, 120, 310, 230)], np.float32), ["BK"], np.ones(1, np.float32))
     assert table_gaps(img, crowded).tolist() == [False]
 
 
@@ -142,7 +142,7 @@ def test_a_smooth_back_of_its_own_hue_on_a_table_of_its_colour_is_kept(monkeypat
     quads = []
     for k in range(6):  # a gap at k = 2, a green back at k = 3, a patch of flat table colour at k = 4
         x = 20 + 45 * k
-        quads.append(_quad(x + 20, 100, 40, 54))
+        quads.append(centred_quad(x + 20, 100, 40, 54))
         if k == 2:
             continue
         colour = {3: (30, 125, 30), 4: (40, 120, 50)}.get(k, (225, 235, 240))
@@ -202,7 +202,7 @@ def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> Non
     classes = ("BK", "WD", "5D")
     probs = np.array([[0.10, 0.85, 0.05], [0.16, 0.73, 0.11], [0.10, 0.10, 0.80]], np.float32)
     det = Detections.from_quads(
-        np.array([_quad(30, 57, 40, 54), _quad(90, 57, 40, 54), _quad(150, 57, 40, 54)], np.float32),
+        np.array([centred_quad(30, 57, 40, 54), centred_quad(90, 57, 40, 54), centred_quad(150, 57, 40, 54)], np.float32),
         ["WD", "WD", "5D"], probs.max(axis=1), probs=probs, classes=classes,
     )
     assert backs.not_white(img, det).tolist() == [False, True, False]
@@ -219,7 +219,7 @@ def test_a_coloured_plain_face_read_as_a_white_dragon_is_read_as_a_back() -> Non
     quads = []
     for k in range(6):
         x = 10 + 60 * k
-        quads.append(_quad(x + 20, 57, 40, 54))
+        quads.append(centred_quad(x + 20, 57, 40, 54))
         cv2.rectangle(warm, (x, 30), (x + 40, 84), (30, 110, 230) if k == 5 else (120, 190, 250), -1)
         if k < 4:
             cv2.circle(warm, (x + 20, 57), 8, (40, 40, 160), -1)  # a face's print

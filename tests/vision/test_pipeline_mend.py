@@ -6,7 +6,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from pipeline_helpers import NEEDS_CLASSIFIER, REPO, _quad, american_scenes, truth_bounds
+from pipeline_helpers import NEEDS_CLASSIFIER, REPO, american_scenes, centred_quad, truth_bounds
 
 from vision import mend
 from vision.detect import quad_iou_boxes
@@ -19,8 +19,8 @@ def test_a_back_boxed_smaller_than_its_neighbours_is_grown_to_their_size() -> No
     from vision.detect import quad_params
     from vision.mend import BACK_NEIGHBOURS, SMALL_BACK_AREA, grown_backs
 
-    faces = [_quad(40 + 45 * k, 50, 30, 40) for k in range(BACK_NEIGHBOURS)]
-    small, fine = _quad(60, 150, 18, 24), _quad(160, 150, 27, 37)  # 0.36 and 0.83 of a face's area
+    faces = [centred_quad(40 + 45 * k, 50, 30, 40) for k in range(BACK_NEIGHBOURS)]
+    small, fine = centred_quad(60, 150, 18, 24), centred_quad(160, 150, 27, 37)  # 0.36 and 0.83 of a face's area
     quads = np.array(faces + [small, fine], np.float32)
     codes = ["5D"] * BACK_NEIGHBOURS + ["BK", "BK"]
     det = Detections.from_quads(quads, codes, np.full(len(codes), 0.9, np.float32))
@@ -83,7 +83,7 @@ def _row_of_tiles() -> tuple[np.ndarray, list[list[list[float]]]]:
         cv2.rectangle(img, (x, 73), (x + 39, 126), (225, 235, 240), -1)
         cv2.circle(img, (x + 29, 88), 3, (40, 40, 200), -1)  # the print on the face's right half
         cv2.circle(img, (x + 29, 112), 3, (40, 150, 40), -1)
-        quads.append(_quad(x + 20, 100, 40, 54))
+        quads.append(centred_quad(x + 20, 100, 40, 54))
     return img, quads
 
 
@@ -92,7 +92,7 @@ def test_rim_contrast_is_sharp_on_a_faces_edge_and_dull_across_it() -> None:
 
     img, quads = _row_of_tiles()
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
-    whole, half = quads[2], _quad(112, 100, 20, 54)  # the third tile, and its left half
+    whole, half = quads[2], centred_quad(112, 100, 20, 54)  # the third tile, and its left half
     score = rim_contrast(lab, np.array([whole, half], np.float32))
     assert score[0] > 40  # white face against green cloth on every side
     assert score[1] < 0.2 * score[0]  # the half's right side runs across the face
@@ -108,7 +108,7 @@ def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is()
 
     img, quads = _row_of_tiles()
     truth = np.array(quads[5], np.float32)
-    quads[5] = _quad(10 + 46 * 5 + 10, 100, 20, 54)  # the localiser boxed only its left half
+    quads[5] = centred_quad(10 + 46 * 5 + 10, 100, 20, 54)  # the localiser boxed only its left half
     q = np.array(quads, np.float32)
     det = Detections.from_quads(q, ["5D"] * 8, np.full(8, 0.9, np.float32))
     obj = np.full(8, 0.9, np.float32)
@@ -118,7 +118,7 @@ def test_a_tile_boxed_in_half_is_grown_to_its_neighbours_size_where_its_rim_is()
     assert np.allclose(np.delete(out, 5, axis=0), np.delete(q, 5, axis=0))  # whole tiles keep theirs
     # a tile half under another one (its other half boxed as a tile) keeps its small quad
     over = Detections.from_quads(
-        np.concatenate([q, np.array([_quad(270, 100, 20, 54)], np.float32)]), ["5D"] * 9, np.full(9, 0.9, np.float32)
+        np.concatenate([q, np.array([centred_quad(270, 100, 20, 54)], np.float32)]), ["5D"] * 9, np.full(9, 0.9, np.float32)
     )
     assert np.allclose(rim_grown(img, over, np.full(9, 0.9, np.float32))[5], q[5])
     # among too few tiles nothing is grown
@@ -130,10 +130,10 @@ def test_two_halves_of_one_tile_are_paired_as_that_tile() -> None:
     from vision.detect import quad_iou_boxes
     from vision.mend import halves_of_tiles
 
-    quads = [_quad(40 + 46 * k, 100, 40, 54) for k in range(8)]  # a row of whole tiles
-    truth = np.array(_quad(200, 200, 40, 54), np.float32)
-    quads += [_quad(200, 187, 40, 27), _quad(200, 213, 40, 27)]  # one tile boxed as its top and bottom halves
-    quads += [_quad(100, 300, 20, 27), _quad(300, 300, 20, 27)]  # two small quads far apart
+    quads = [centred_quad(40 + 46 * k, 100, 40, 54) for k in range(8)]  # a row of whole tiles
+    truth = np.array(centred_quad(200, 200, 40, 54), np.float32)
+    quads += [centred_quad(200, 187, 40, 27), centred_quad(200, 213, 40, 27)]  # one tile boxed as its top and bottom halves
+    quads += [centred_quad(100, 300, 20, 27), centred_quad(300, 300, 20, 27)]  # two small quads far apart
     det = Detections.from_quads(np.array(quads, np.float32), ["5D"] * 8 + ["2D"] * 4, np.full(12, 0.9, np.float32))
     pairs = halves_of_tiles(det, np.full(12, 0.9, np.float32))
     assert [(i, j) for i, j, _ in pairs] == [(8, 9)]
@@ -178,7 +178,7 @@ def test_a_tile_boxed_across_its_length_is_turned_to_the_whole_tile() -> None:
     img, quads = _row_of_tiles()
     truth = np.array(quads[5], np.float32)
     x = 10 + 46 * 5
-    quads[5] = _quad(x + 20, 91, 40, 36)  # its width and the top two thirds: the box's long side across the tile
+    quads[5] = centred_quad(x + 20, 91, 40, 36)  # its width and the top two thirds: the box's long side across the tile
     q = np.array(quads, np.float32)
     conf = np.full(8, 0.95, np.float32)
     conf[5] = 0.8
@@ -197,7 +197,7 @@ def test_a_tile_boxed_across_its_length_is_turned_to_the_whole_tile() -> None:
     assert found(["5D"] * 5 + ["BK"] + ["5D"] * 2, conf) == []  # any part of a back reads as a back
     assert found(["5D"] * 8, conf, slice(2, 8)) == []  # among too few tiles none is looked for
     # a box across the tile that no whole tile's rim lies about (the cloth beside it): none
-    q[5] = np.array(_quad(x + 20, 160, 40, 36), np.float32)
+    q[5] = np.array(centred_quad(x + 20, 160, 40, 36), np.float32)
     assert found(["5D"] * 8, conf) == []
 
 
