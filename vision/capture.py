@@ -21,11 +21,15 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.io import ImageLoadError, load_image
+
 log = logging.getLogger(__name__)
 
 Image = npt.NDArray[np.uint8]
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
-"""The file names read as images from a folder (any case): a folder of frames, ``detect``'s folders."""
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".avif", ".heic", ".heif")
+"""The file names read as images from a folder (any case): a folder of frames, ``detect``'s folders.
+A phone's HEIC photo is listed too, so that it is named with the reason it cannot be read
+(:data:`vision.io.UNDECODED`) rather than passed over in silence."""
 
 
 def image_files(folder: Path) -> list[Path]:
@@ -148,14 +152,15 @@ class FolderSource:
         next_at = time.monotonic()
         cache: dict[Path, Image] = {}
         while True:
+            start = index
             for path in self.files:
                 img = cache.get(path)
                 if img is None:
-                    read = cv2.imread(str(path), cv2.IMREAD_COLOR)
-                    if read is None:
-                        log.warning("skipping unreadable image %s", path)
+                    try:
+                        img = load_image(path)
+                    except ImageLoadError as exc:
+                        log.warning("skipping %s", exc)
                         continue
-                    img = np.asarray(read, np.uint8)
                     if len(cache) < 64:
                         cache[path] = img
                 if self.fps > 0:
@@ -163,6 +168,8 @@ class FolderSource:
                     time.sleep(max(0.0, next_at - time.monotonic()))
                 yield Frame(np.asarray(img, np.uint8), index, time.time(), path.name)
                 index += 1
+            if index == start:  # not one file read: a loop would only repeat the warnings
+                raise SourceError(f"no readable image in folder {self.name!r} (see the warnings above)")
             if not self.loop:
                 return
 

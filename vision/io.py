@@ -1,7 +1,8 @@
 """Reading image files for recognition, with errors that name the file.
 
 :func:`load_image` returns a BGR uint8 array or raises :class:`ImageLoadError` (a ``ValueError``)
-for a missing, empty, unreadable, corrupt, non-image or too large file.  The command line turns
+for a missing, empty, unreadable, corrupt, non-image or too large file, and names the format of a
+photo OpenCV cannot decode (:func:`container_format`: an iPhone's HEIC).  The command line turns
 that into ``error: ...`` and exit code 2; the live loop turns it into a warning.
 """
 
@@ -65,8 +66,45 @@ def _header_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+HEIF_BRANDS = frozenset({"heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"})
+"""ISO base media brands of a HEIF still (``mif1``/``msf1`` alone: HEIF of any codec)."""
+AVIF_BRANDS = frozenset({"avif", "avis"})
+
+UNDECODED = {
+    "HEIC": (
+        "a HEIC/HEIF photo (an iPhone's default format), which OpenCV cannot decode: save it as "
+        "JPEG instead (on an iPhone: Settings > Camera > Formats > Most Compatible; or share it "
+        "as JPEG, or export it from Photos or Preview), or convert it (libheif's heif-convert)"
+    ),
+    "AVIF": (
+        "an AVIF image, which this OpenCV build cannot decode: convert it to JPEG or PNG, or "
+        "install an opencv-python-headless built with AVIF (5.0 is)"
+    ),
+}
+"""What :func:`decode_image` says of a photo in a format that :func:`container_format` names and
+``cv2.imdecode`` did not decode."""
+
+
+def container_format(data: bytes) -> str | None:
+    """``"HEIC"`` or ``"AVIF"`` for an ISO base media image file (its ``ftyp`` box's major or
+    compatible brands), else None.  AVIF is taken first: an AVIF file lists ``mif1`` too."""
+    if len(data) < 16 or data[4:8] != b"ftyp":
+        return None
+    size = int.from_bytes(data[:4], "big")
+    end = min(len(data), size if 16 <= size <= 4096 else 16)
+    brands = {data[8:12].decode("latin-1")} | {
+        data[i : i + 4].decode("latin-1") for i in range(16, end - 3, 4)
+    }
+    if brands & AVIF_BRANDS:
+        return "AVIF"
+    if brands & HEIF_BRANDS:
+        return "HEIC"
+    return None
+
+
 def decode_image(data: bytes, name: str = "<bytes>") -> ImageArray:
-    """Decode encoded image bytes (JPEG, PNG, BMP, WebP...) to a BGR uint8 array."""
+    """Decode encoded image bytes (JPEG, PNG, BMP, WebP...) to a BGR uint8 array; a JPEG is turned
+    upright by its EXIF orientation, as OpenCV decodes it."""
     if not data:
         raise ImageLoadError(name, "the file is empty")
     size = _header_size(data)
@@ -75,7 +113,8 @@ def decode_image(data: bytes, name: str = "<bytes>") -> ImageArray:
     buf = np.frombuffer(data, np.uint8)
     img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
-        raise ImageLoadError(name, "not an image or corrupt image data")
+        kind = container_format(data)
+        raise ImageLoadError(name, UNDECODED[kind] if kind else "not an image or corrupt image data")
     return check_image(img, name)
 
 

@@ -63,20 +63,21 @@ def write_sheet(out: Path, layout: str) -> None:
 def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path | None) -> Path:
     from dataclasses import replace
 
-    import cv2
     import numpy as np
 
     from vision.classify import DEFAULT_MODEL, TileClassifier
     from vision.enroll import EnrollError, enroll_image
+    from vision.io import ImageLoadError, load_image
     from vision.runtime import sha256_of
     from vision.tileset import check_name, save_tileset
 
     check_name(name)
     if not photo.is_file():
         raise CommandError(f"photo not found: {str(photo)!r}")
-    image = cv2.imread(str(photo), cv2.IMREAD_COLOR)
-    if image is None:
-        raise CommandError(f"cannot read image: {str(photo)!r}")
+    try:
+        image = load_image(photo)
+    except ImageLoadError as exc:
+        raise CommandError(str(exc)) from exc
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
         tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name)

@@ -42,6 +42,20 @@ def test_folder_in_name_order_and_loops(tmp_path: Path) -> None:
     assert [f.index for f in got] == [0, 1, 2, 3]
 
 
+def test_folder_names_a_file_it_cannot_read_and_stops_where_none_reads(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _write(tmp_path, "a.png", 10)
+    (tmp_path / "b.heic").write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
+    with caplog.at_level("WARNING"):
+        names = [f.source for f in FolderSource(tmp_path).frames()]
+    assert names == ["a.png"]
+    assert "b.heic" in caplog.text and "HEIC/HEIF photo" in caplog.text
+    (tmp_path / "a.png").unlink()
+    with pytest.raises(SourceError, match="no readable image"):
+        next(FolderSource(tmp_path, loop=True).frames())
+
+
 def test_playlist_repeats_files(tmp_path: Path) -> None:
     _write(tmp_path, "x.png", 1)
     _write(tmp_path, "y.png", 2)

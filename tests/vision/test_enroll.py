@@ -114,6 +114,10 @@ def test_wrong_layout_count_and_unreadable_files(
     text.write_text("not an image")
     assert main(["enroll", "--name", "x", str(text), *root]) == 2
     assert "cannot read image" in capsys.readouterr().err
+    heic = tmp_path / "layout.heic"  # an iPhone's default format: named, with what to do
+    heic.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 300)
+    assert main(["enroll", "--name", "x", str(heic), *root]) == 2
+    assert "HEIC/HEIF photo" in capsys.readouterr().err
     assert main(["enroll", "--name", "x", str(tmp_path / "missing.jpg"), *root]) == 2
     assert main(["enroll", "--name", "../evil", str(photo), *root]) == 2
     assert main(["enroll", str(photo)]) == 2
