@@ -276,7 +276,8 @@ class TableReader:
         when that reading finds the hand dead too (:meth:`_check_dead_calls`)."""
         detections = fold_to_set(detections, set(self.ctx.tileset.counts))
         zones = self._zones(detections, calibration)
-        flags, mahjong = evaluate(zones, self.ctx)
+        view = self._view_flags(calibration)  # a player's count is not judged on a rack too small to read
+        flags, mahjong = evaluate(zones, self.ctx, self._small_zones)
         flags = guard_dead_calls(zones, flags, self.ctx)
         if frame is not None:
             flags = self._check_dead_calls(frame, detections, calibration, zones, flags)
@@ -284,7 +285,7 @@ class TableReader:
         if frame is not None:
             flags, mahjong = guard_overexposed(frame, detections, zones, flags, mahjong)
         flags += self._exchange_flags(zones)
-        flags += self._view_flags(calibration)
+        flags += view
         return TableObservation(zones, state, tuple(flags), dict(mahjong))
 
     def _zones(self, detections: Detections, calibration: Calibration,

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -338,19 +339,25 @@ def player_totals(zones: dict[str, ZoneReading], ctx: RuleContext) -> dict[int, 
     return out
 
 
-def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
+def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collection[str] = ()) -> list[Flag]:
     """A player's visible total (faces + backs on their racks) against 27/28 (rules-spec 2.4),
     judged only when it is off whatever the weakly read tiles are: each face-up tile read weakly
     may be a phantom (one tile too many) or two tiles read as one (one too few), and each weakly
     read back (``ZoneReading.weak_backs``: a phantom between tiles reads as a weak back) may be a
     phantom.  So "too many" needs the excess to outnumber the weak faces and backs together, and
-    "too few" the shortfall to outnumber the weak faces."""
+    "too few" the shortfall to outnumber the weak faces.  A player with a rack in ``unseen`` (the
+    zones whose tiles look too small in the picture to read, flagged ``view``) is not called short:
+    tiles missing there are most likely tiles the picture is too coarse to show (on 50 rendered
+    tables at 640x480, the two false counts were "12 tiles" and "13 tiles", both so)."""
     if not ctx.count_backs:
         return []
     flags = []
     for p, (total, off, racks) in player_totals(zones, ctx).items():
         weak = sum(len(z.uncertain) for z in racks)
-        if total == 0 or off - weak <= total <= off + 1 + weak + sum(z.weak_backs for z in racks):
+        short = total < off - weak
+        if total == 0 or (short and any(z.name in unseen for z in racks)):
+            continue
+        if off - weak <= total <= off + 1 + weak + sum(z.weak_backs for z in racks):
             continue
         word = "too many" if total > off + 1 else "too few"
         doubt = f"; {weak} of them read weakly" if weak else ""
@@ -359,8 +366,10 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
     return flags
 
 
-def evaluate(zones: dict[str, ZoneReading], ctx: RuleContext) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
-    """All flags for one frame, and the Mah Jongg entry of every rack showing a display."""
+def evaluate(zones: dict[str, ZoneReading], ctx: RuleContext,
+             unseen: Collection[str] = ()) -> tuple[list[Flag], dict[str, dict[str, Any] | None]]:
+    """All flags for one frame, and the Mah Jongg entry of every rack showing a display.
+    ``unseen``: the zones whose tiles look too small to read (:func:`totals_flags`)."""
     flags: list[Flag] = []
     mahjong: dict[str, dict[str, Any] | None] = {}
     for z in zones.values():
@@ -370,5 +379,5 @@ def evaluate(zones: dict[str, ZoneReading], ctx: RuleContext) -> tuple[list[Flag
         flags += f
         mahjong[z.name] = entry if is_display else None
     flags += copies_flags(zones, ctx)
-    flags += totals_flags(zones, ctx)
+    flags += totals_flags(zones, ctx, unseen)
     return flags, mahjong

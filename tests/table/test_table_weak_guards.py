@@ -190,3 +190,22 @@ def test_a_run_vouching_for_its_own_tiles_is_no_witness_for_a_copy_count(own: fl
 
 # A weak tile between two exposures: 8B (sure), then a tile read 6B 0.55 / 8B 0.43, a sure joker,
 # three sure 6B.  Alone, its 0.55 wins and leaves a single 8B: "8B | 6B J 6B 6B 6B".
+
+
+@pytest.mark.parametrize("total", [25, 30])
+def test_a_player_is_not_called_short_on_a_rack_too_small_to_read(monkeypatch, total: int) -> None:  # type: ignore[no-untyped-def]
+    """A player's count short (tiles the picture is too coarse to show) is not judged while one of
+    their racks is flagged ``view``; a count over still is, as is the other player's.  A 640x480
+    frame made "player 2 shows 12 tiles" so."""
+    r = table(p2=player("P2", exps("1D 1D 1D"), total=total))
+    reader = TableReader(r.layout, card=CARD)
+    sizes = {"P1-A": 20.0, "P1-B": 20.0, "P2-A": 20.0, "P2-B": 20.0, "discards": 20.0}
+    monkeypatch.setattr(reader, "zone_tile_px", lambda cal: dict(sizes))
+    assert flags_of(read(r, reader=reader), "tile_count") == ["P2-A"]
+    sizes["P2-B"] = 5.0
+    obs = read(r, reader=reader)
+    assert flags_of(obs, "view") == ["P2-B"]
+    assert flags_of(obs, "tile_count") == ([] if total < 27 else ["P2-A"])
+    # the same count off on the other player is still judged beside it
+    r1 = table(player("P1", exps("1D 1D 1D"), total=total))
+    assert flags_of(read(r1, reader=reader), "tile_count") == ["P1-A"]
