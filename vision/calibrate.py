@@ -171,7 +171,8 @@ def find_markers_soft(
         return found
     big = np.asarray(cv2.resize(gray, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), np.uint8)
     # a pixel centre x of the enlarged picture is (x + 0.5) / 2 - 0.5 of the picture
-    enlarged = {i: (c + 0.5) / 2 - 0.5 for i, c in find_markers_soft(big, detector, enlarge=False).items()}
+    enlarged = {i: np.asarray((c + 0.5) / 2 - 0.5, np.float32)
+                for i, c in find_markers_soft(big, detector, enlarge=False).items()}
     return {**enlarged, **found}
 
 
