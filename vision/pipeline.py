@@ -14,7 +14,8 @@ Its rules for photos live beside it:
   :mod:`vision.mend` rules applied and the tiles they move read again);
 - :mod:`vision.backs`: plain faces (backs, the table between tiles, coloured blanks);
 - :mod:`vision.photo_turns`: which way a photo's tiles lie, a doubtful turn read both ways;
-- :mod:`vision.rims`: a photo's tiles framed on their rims under a set the models do not know.
+- :mod:`vision.rims`: a photo's tiles framed on their rims under a set the models do not know;
+- :mod:`vision.piles`: the face-up tiles heaped beside a photo's rows, read on request (``piles``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision import backs, mend, photo_tiles, photo_turns, rims, scales, windows
+from vision import backs, mend, photo_tiles, photo_turns, piles, rims, scales, windows
 from vision.detect import TileLocalizer
 from vision.io import check_image
 from vision.light import LEVELS, light_corrections, without_light
@@ -68,8 +69,6 @@ asks before it calls a hand dead (:meth:`TileRecognizer.check`;
 Optional: without it a call rests on the one reading."""
 
 
-
-
 class TileRecognizer:
     """Localise, crop, classify: ``TileRecognizer().detect(image_bgr) -> Detections``.
 
@@ -80,7 +79,8 @@ class TileRecognizer:
     on a photo, drop tiles whose objectness times confidence is lower (:data:`MIN_SCORE`; 0 keeps
     every tile the localiser found).  ``lamp``: take a lamp's colour out of each picture
     :meth:`detect` reads (:func:`vision.light.without_lamp`); the table reader does it for the
-    frames it reads through :meth:`localize` and :meth:`classify`.
+    frames it reads through :meth:`localize` and :meth:`classify`.  ``piles``: on a photo, also read
+    the face-up tiles heaped beside its rows (:func:`vision.piles.with_piles`; not by default).
     """
 
     def __init__(
@@ -93,6 +93,7 @@ class TileRecognizer:
         target_tile_px: float = scales.TARGET_TILE_PX,
         min_score: float = MIN_SCORE,
         lamp: bool = True,
+        piles: bool = False,
     ) -> None:
         from vision.classify import TileClassifier, photo_classifier
 
@@ -126,7 +127,7 @@ class TileRecognizer:
         self.input_long_side = input_long_side
         self.target_tile_px = target_tile_px
         self.min_score = min_score
-        self.lamp = lamp
+        self.lamp, self.piles = lamp, piles
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
         # OpenCV builds its CIELAB tables on first use (0.12-0.14 s), which a picture of no tiles
         # does not reach (plain_patches, table_gaps): the first photo should not pay for it
@@ -185,6 +186,8 @@ class TileRecognizer:
         ``(tiles, objectness)``.  ``shrunk``: ``img`` already shrunk by area to
         :data:`vision.backs.GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
         out, objectness = self._read_photo(img)
+        if self.piles and self.input_long_side is None:  # one forced scale: no other to read at
+            out, objectness = piles.with_piles(lambda f: self._read_at(img, None, f), img.shape, out, objectness)
         out, objectness = photo_tiles.with_missed_backs(self.classify, img, out, objectness)
         if len(out):  # the table seen through a gap is no face-down tile
             real = ~backs.table_gaps(img, out, shrunk)
@@ -227,16 +230,8 @@ class TileRecognizer:
                 classes=det.classes,
             )
         obj = np.asarray(objectness, np.float32)
-        out = Detections(
-            det.boxes,
-            det.quads,
-            det.codes,
-            det.confidence,
-            det.embeddings,
-            {"objectness": objectness},
-            det.probs,
-            det.classes,
-        )
+        out = Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings,
+                         {"objectness": objectness}, det.probs, det.classes)
         return out, obj
 
     def localize(
@@ -391,7 +386,6 @@ def clip_boxes(boxes: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.ND
     b[:, 0::2] = b[:, 0::2].clip(0, shape[1])
     b[:, 1::2] = b[:, 1::2].clip(0, shape[0])
     return b
-
 
 
 def _ms(t0: float) -> float:

@@ -39,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--input-size", type=int, metavar="PX", help="localiser input long side, one scale (default: auto: half the image; a photo at up to three scales, the best-reading one kept)"
     )
     p.add_argument(
+        "--piles", action="store_true",
+        help="also read the face-up tiles heaped in a pile beside the rows (discards), which the "
+        "default reading leaves out as the labelled photos do; one more reading of each photo "
+        "(about 20 ms), its boxes less sure than a row's (docs/recognition.md)",
+    )
+    p.add_argument(
         "--annotate",
         metavar="DIR",
         help="also draw each image's tiles (outline and code; orange with '?' where read below 0.6) "
@@ -109,6 +115,7 @@ def _recognizer(args: argparse.Namespace) -> TileRecognizer:
             tileset=args.tileset,
             input_long_side=args.input_size,
             min_score=MIN_SCORE if args.min_score is None else args.min_score,
+            piles=args.piles,
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc

@@ -1,0 +1,88 @@
+"""``detect --piles``: the face-up tiles heaped beside a photo's row, read on request, on the real
+models and a real photo (``photo1.jpg``: a rack's row of 15 labelled tiles, a heap of 30-odd
+face-up discards above it that the photos leave unlabelled)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from pipeline_helpers import DATA, NEEDS_CLASSIFIER, REPO
+
+from vision.io import load_image
+from vision.piles import PILE_FACTORS, PILE_TILE_PX, covered, pile_factor
+from vision.scales import auto_long_side
+from vision.types import Detections
+
+pytestmark = NEEDS_CLASSIFIER
+
+
+@pytest.fixture(scope="module")
+def pile_reader():  # type: ignore[no-untyped-def]
+    from vision.pipeline import TileRecognizer
+
+    return TileRecognizer(REPO / "models", piles=True)
+
+
+def _square(cx: float, cy: float, w: float, h: float) -> np.ndarray:
+    return np.array([[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2],
+                     [cx - w / 2, cy + h / 2]], np.float32)
+
+
+def test_the_heap_is_read_beside_the_row_on_request(recognizer, pile_reader) -> None:  # type: ignore[no-untyped-def]
+    img = load_image(DATA / "photo1.jpg")
+    row = recognizer.detect(img)
+    both = pile_reader.detect(img)
+    assert len(row) == 15  # the default reading: the row alone, as the photo is labelled
+    assert len(both) >= 30
+    # the row's tiles come back as they were, and no tile of the heap lies on one of them
+    assert [str(c) for c in both.codes[:15]] == [str(c) for c in row.codes]
+    assert np.allclose(both.quads[:15], row.quads, atol=1.0)
+    heap = both[15:]
+    assert all(not covered(q, row.quads) for q in heap.quads)
+    # the heap's tiles lie above the row (smaller y), are read surely and are not backs
+    assert float(heap.centres[:, 1].max()) < float(row.centres[:, 1].min())
+    assert float(heap.confidence.min()) >= 0.8 and "BK" not in set(heap.codes.tolist())
+
+
+def test_a_photo_with_no_heap_gains_nothing_it_should_not(recognizer, pile_reader) -> None:  # type: ignore[no-untyped-def]
+    """A row laid on a plain cloth alone: the pile's reading finds the same tiles, so none is added."""
+    img = load_image(DATA / "photo1.jpg")
+    row = recognizer.detect(img)
+    lo = int(row.boxes[:, 1].min()) - 20
+    crop = np.ascontiguousarray(img[max(lo, 0):, :])
+    assert len(pile_reader.detect(crop)) == len(recognizer.detect(crop))
+
+
+def test_the_pile_reading_puts_the_tiles_at_their_size_for_it() -> None:
+    shape = (640, 640, 3)
+    scale = auto_long_side(shape) / 640
+    det = Detections.from_quads(np.stack([_square(100 + 50 * i, 300, 44, 60) for i in range(5)]),
+                                ["5D"] * 5, np.ones(5, np.float32))
+    assert pile_factor(det, shape) == pytest.approx(PILE_TILE_PX / (44 * scale), rel=0.02)
+    tiny = Detections.from_quads(np.stack([_square(100, 300, 4, 6)]), ["5D"], np.ones(1, np.float32))
+    assert pile_factor(tiny, shape) == PILE_FACTORS[1]
+    assert pile_factor(Detections.empty(), shape) == 1.8
+
+
+def test_a_tile_overlapping_one_already_found_is_covered() -> None:
+    found = np.stack([_square(100, 100, 40, 60)])
+    assert covered(_square(110, 100, 40, 60), found)  # most of it on the found tile
+    assert covered(_square(100, 100, 10, 10), found)  # a small box inside it
+    assert not covered(_square(141, 100, 40, 60), found)  # its neighbour, touching
+    assert not covered(_square(136, 100, 40, 60), found, share=0.15)  # a tenth of it over
+
+
+def test_detect_piles_on_the_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    photo = tmp_path / "photo1.jpg"
+    photo.write_bytes((DATA / "photo1.jpg").read_bytes())
+    runs = {}
+    for flag in ([], ["--piles"]):
+        proc = subprocess.run([sys.executable, "-m", "companion", "detect", str(photo), *flag],
+                              capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        runs[bool(flag)] = json.loads(proc.stdout)
+    assert len(runs[False]["tiles"]) == 15 and len(runs[True]["tiles"]) >= 30
