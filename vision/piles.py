@@ -6,7 +6,8 @@ the scale a photo is read at, it returns the row and none of the 30-odd face-up 
 (docs/recognition.md, Known gaps, "Face-up discards heaped beside a rack"). Shown the same photo
 larger, it finds them. :func:`with_piles` reads the photo once more at the scale where its tiles
 measure :data:`PILE_TILE_PX` at the localiser's input and adds the face-up tiles that reading is
-sure of (:data:`PILE_SURE`) where no tile was found (:data:`PILE_OVERLAP`).
+sure of (:data:`PILE_SURE`) where no tile was found (:data:`PILE_OVERLAP`); a still read in
+windows (:mod:`vision.windows`), each of its windows.
 
 It is not the default. Read so, valid's photos gain 213 tiles on 52 photos, only 8 of them
 labelled: the labels' tile F1 (without the seven mislabelled photos) falls from 0.9755 to 0.9610,

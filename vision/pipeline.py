@@ -186,7 +186,7 @@ class TileRecognizer:
         ``(tiles, objectness)``.  ``shrunk``: ``img`` already shrunk by area to
         :data:`vision.backs.GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
         out, objectness = self._read_photo(img)
-        if self.piles and self.input_long_side is None:  # one forced scale: no other to read at
+        if self.piles and self.input_long_side is None and "windows" not in out.meta:  # windows read their own
             out, objectness = piles.with_piles(lambda f: self._read_at(img, None, f), img.shape, out, objectness)
         out, objectness = photo_tiles.with_missed_backs(self.classify, img, out, objectness)
         if len(out):  # the table seen through a gap is no face-down tile
@@ -208,8 +208,12 @@ class TileRecognizer:
                                  lambda tile_px: windows.read_in_windows(img, tile_px, self._read_window))
 
     def _read_window(self, crop: npt.NDArray[np.uint8]) -> tuple[Detections, npt.NDArray[np.float32]]:
-        """One window of a still photo read as a photo (:func:`vision.windows.read_in_windows`)."""
-        return scales.read_photo(lambda factor: self._read_at(crop, None, factor), crop.shape)
+        """One window of a still photo read as a photo (:func:`vision.windows.read_in_windows`),
+        its heaps too where asked (``piles``)."""
+        det, obj = scales.read_photo(lambda factor: self._read_at(crop, None, factor), crop.shape)
+        if self.piles:
+            det, obj = piles.with_piles(lambda f: self._read_at(crop, None, f), crop.shape, det, obj)
+        return det, obj
 
     def _read_at(
         self, img: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None

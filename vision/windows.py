@@ -67,8 +67,8 @@ def starts(length: int, window: int = WINDOW) -> list[int]:
 
 def read_in_windows(image: Image, tile_px: float, read_window: ReadWindow) -> Reading | None:
     """``image`` (a still whose tiles' median short side measures ``tile_px``) read in windows by
-    ``read_window``, its tiles in ``image``'s pixels and each one once (:data:`SAME_TILE_SHARE`); None when
-    no window finds a tile."""
+    ``read_window``, its tiles in ``image``'s pixels and each one once (:data:`SAME_TILE_SHARE`),
+    ``meta['windows']`` the count of windows read; None when no window finds a tile."""
     r = min(1.0, STILL_TILE_PX / tile_px if tile_px > 0 else 1.0, MAX_SIDE / max(image.shape[:2]))
     work = np.asarray(cv2.resize(image, None, fx=r, fy=r, interpolation=cv2.INTER_AREA), np.uint8) if r < 1 else image
     h, w = work.shape[:2]
@@ -95,4 +95,4 @@ def read_in_windows(image: Image, tile_px: float, read_window: ReadWindow) -> Re
     cut = np.concatenate([p[2] for p in parts])
     keep = drop_covered(det.quads, det.confidence * obj * np.where(cut, 0.5, 1.0), SAME_TILE_SHARE)
     kept, obj = det[keep], obj[keep]
-    return replace(kept, meta={**kept.meta, "objectness": obj}), obj
+    return replace(kept, meta={**kept.meta, "objectness": obj, "windows": len(starts(h)) * len(starts(w))}), obj

@@ -86,3 +86,15 @@ def test_detect_piles_on_the_command_line(tmp_path) -> None:  # type: ignore[no-
         assert proc.returncode == 0, proc.stderr
         runs[bool(flag)] = json.loads(proc.stdout)
     assert len(runs[False]["tiles"]) == 15 and len(runs[True]["tiles"]) >= 30
+
+
+def test_a_still_read_in_windows_reads_the_heap_in_each(recognizer, pile_reader) -> None:  # type: ignore[no-untyped-def]
+    """``photo1.jpg`` laid 3x3 (1920x1920, a still whose tiles are small: read in windows): each
+    window reads its heaps, and each copy of the photo gives its row and its heap."""
+    img = load_image(DATA / "photo1.jpg")
+    big = np.ascontiguousarray(np.concatenate([np.concatenate([img] * 3, axis=1)] * 3, axis=0))
+    plain, both = recognizer.detect(big), pile_reader.detect(big)
+    assert plain.meta.get("windows", 0) > 1 and both.meta.get("windows", 0) > 1
+    per_copy = np.bincount((both.centres[:, 1] // 640).astype(int) * 3 + (both.centres[:, 0] // 640).astype(int),
+                           minlength=9)
+    assert len(plain) <= 9 * 17 and per_copy.min() >= 35
