@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--piles", action="store_true",
         help="also read the face-up tiles heaped in a pile beside the rows (discards), which the "
         "default reading leaves out as the labelled photos do; one more reading of each photo "
-        "(about 20 ms), its boxes less sure than a row's (docs/recognition.md)",
+        "(a valid photo: a median 44 ms against 18), its boxes less sure than a row's (docs/recognition.md)",
     )
     p.add_argument(
         "--annotate",
