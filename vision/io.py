@@ -114,6 +114,8 @@ def decode_image(data: bytes, name: str = "<bytes>") -> ImageArray:
     img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
         kind = container_format(data)
+        if kind == "AVIF" and cv2.haveImageWriter(".avif"):  # this OpenCV reads AVIF: the file is damaged
+            kind = None
         raise ImageLoadError(name, UNDECODED[kind] if kind else "not an image or corrupt image data")
     return check_image(img, name)
 

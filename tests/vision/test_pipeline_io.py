@@ -110,6 +110,9 @@ def test_an_avif_photo_reads_where_opencv_decodes_it() -> None:
     assert container_format(data.tobytes()) == "AVIF"
     out = decode_image(data.tobytes(), "x.avif")
     assert out.shape == (40, 60, 3) and abs(int(out[20, 30, 1]) - 120) <= 8
+    # a damaged one is named as damaged, not as a format this OpenCV cannot read
+    with pytest.raises(ImageLoadError, match="not an image or corrupt"):
+        decode_image(data.tobytes()[:60], "cut.avif")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
