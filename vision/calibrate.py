@@ -151,15 +151,21 @@ again enlarged twice: a far marker there may be 10-15 pixels across, too few for
 detector's cells.  On 50 rendered tables at 640x480 (``scripts/bench_table.py``'s views), all
 four markers were found in 32 frames by the first two looks and in 40 with these (4-34 ms
 more, only where one is missing; fifty-first session)."""
+FIRST_FRAME = 1280
+"""Until a table is first calibrated (and for a single picture, :func:`calibrate_from_markers`), a
+picture up to this long is looked at enlarged too: at 1280x720, over-exposed (``vision.light``'s
+``over``), 24 of 25 rendered tables show all four markers so against 21 (9-49 ms more where one is
+missing; blurred, 18 either way).  Once calibrated, a 1280x720 frame that misses a marker (a hand
+over it) keeps its budget: the last calibration stands in."""
 
 
 def find_markers_soft(
-    image: npt.NDArray[np.uint8], detector: cv2.aruco.ArucoDetector | None = None, enlarge: bool = True
+    image: npt.NDArray[np.uint8], detector: cv2.aruco.ArucoDetector | None = None, enlarge: bool | None = None
 ) -> dict[int, FloatArray]:
     """:func:`find_markers`, and where it misses one of the four, a second look at the picture
-    sharpened (:data:`SHARPEN`) and, on a small picture (:data:`SMALL_FRAME`; ``enlarge``), the
-    same two looks at it enlarged twice: the markers any look found, an earlier look's kept where
-    two found one."""
+    sharpened (:data:`SHARPEN`) and, where ``enlarge`` (by default: on a small picture,
+    :data:`SMALL_FRAME`), the same two looks at it enlarged twice: the markers any look found, an
+    earlier look's kept where two found one."""
     found = find_markers(image, detector)
     if len(found) == len(MARKER_IDS):
         return found
@@ -167,7 +173,9 @@ def find_markers_soft(
     amount, sigma = SHARPEN
     sharp = cv2.addWeighted(gray, 1 + amount, cv2.GaussianBlur(gray, (0, 0), sigma), -amount, 0)
     found = {**find_markers(np.asarray(sharp, np.uint8), detector), **found}
-    if len(found) == len(MARKER_IDS) or not enlarge or max(gray.shape[:2]) > SMALL_FRAME:
+    if enlarge is None:
+        enlarge = max(gray.shape[:2]) <= SMALL_FRAME
+    if len(found) == len(MARKER_IDS) or not enlarge:
         return found
     big = np.asarray(cv2.resize(gray, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), np.uint8)
     # a pixel centre x of the enlarged picture is (x + 0.5) / 2 - 0.5 of the picture
@@ -243,7 +251,7 @@ def calibrate_from_markers(
     image: npt.NDArray[np.uint8], table_mm: tuple[float, float], marker_mm: float | None = None
 ) -> Calibration:
     """One calibration from one image; raises :class:`CalibrationError` naming the missing ids."""
-    found = find_markers_soft(image)
+    found = find_markers_soft(image, enlarge=max(image.shape[:2]) <= FIRST_FRAME)
     cal = solve_markers(found, table_mm, (image.shape[1], image.shape[0]), marker_mm)
     if cal is None:
         missing = [i for i in MARKER_IDS if i not in found]
@@ -287,7 +295,8 @@ class Calibrator:
         if self.last is not None and self.marker_mm and self.last.image_size == size:
             found = find_markers_near(frame, self.last, self.marker_mm, self._crop_detector)
         if len(found) < len(MARKER_IDS):
-            found = find_markers_soft(frame, self._detector)
+            first = self.last is None and max(frame.shape[:2]) <= FIRST_FRAME
+            found = find_markers_soft(frame, self._detector, enlarge=True if first else None)
         # Three markers extrapolate poorly to the far corner: the last four-marker fit is better.
         cal = solve_markers(found, self.table_mm, size, self.marker_mm if self.last is None else None)
         if cal is not None:
