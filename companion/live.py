@@ -114,8 +114,16 @@ class Live:
             spec = self.config.source
             self._source = Resilient(
                 lambda: open_source(spec, phone=self.phone, demo_fps=self.config.demo_fps,
-                                    camera_size=self.config.camera_size), spec)
+                                    camera_size=self.config.camera_size), spec, on_error=self._source_failed)
         return self._source.frames()
+
+    def _source_failed(self, message: str) -> None:
+        """The dashboard shows why no frame comes while the source is retried (and no frame rate),
+        and clears it at the next frame."""
+        self.stats["source_error"] = message
+        if message:
+            self.stats["fps"] = 0.0
+        self.publish()
 
     def start(self) -> None:
         """Run the frame loop and the reader in two threads, so slow recognition never stalls video."""

@@ -152,7 +152,7 @@ class FolderSource:
         next_at = time.monotonic()
         cache: dict[Path, Image] = {}
         while True:
-            start = index
+            start, why = index, ""
             for path in self.files:
                 img = cache.get(path)
                 if img is None:
@@ -160,6 +160,7 @@ class FolderSource:
                         img = load_image(path)
                     except ImageLoadError as exc:
                         log.warning("skipping %s", exc)
+                        why = why or f"{path.name}: {exc.reason}"
                         continue
                     if len(cache) < 64:
                         cache[path] = img
@@ -169,7 +170,7 @@ class FolderSource:
                 yield Frame(np.asarray(img, np.uint8), index, time.time(), path.name)
                 index += 1
             if index == start:  # not one file read: a loop would only repeat the warnings
-                raise SourceError(f"no readable image in folder {self.name!r} (see the warnings above)")
+                raise SourceError(f"no readable image in folder {self.name!r} ({why})")
             if not self.loop:
                 return
 
@@ -220,7 +221,11 @@ class PhoneQueue:
 
 
 class Resilient:
-    """Wrap a source factory: on any failure, log, wait (backoff doubling to ``max_delay``), reopen."""
+    """Wrap a source factory: on any failure, log, wait (backoff doubling to ``max_delay``), reopen.
+
+    ``on_error(message)`` is called at each failure before the wait, and ``on_error("")`` at the
+    first frame after one, so that a caller shows why no frame comes while it waits (``last_error``
+    keeps the last failure's message)."""
 
     def __init__(
         self,
@@ -229,12 +234,14 @@ class Resilient:
         base_delay: float = 0.5,
         max_delay: float = 10.0,
         sleep: Callable[[float], None] = time.sleep,
+        on_error: Callable[[str], None] | None = None,
     ) -> None:
         self.factory = factory
         self.name = name
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.sleep = sleep
+        self.on_error = on_error
         self.failures = 0
         self.last_error = ""
         self._closed = False
@@ -243,11 +250,14 @@ class Resilient:
     def frames(self) -> Iterator[Frame]:
         index = 0
         delay = self.base_delay
+        failing = False
         while not self._closed:
             try:
                 self._current = self.factory()
                 for frame in self._current.frames():
-                    delay = self.base_delay
+                    if failing and self.on_error is not None:
+                        self.on_error("")  # frames again after a failure
+                    delay, failing = self.base_delay, False
                     yield Frame(frame.image, index, frame.timestamp, frame.source)
                     index += 1
                     if self._closed:
@@ -257,6 +267,9 @@ class Resilient:
                 self.last_error = str(exc)
             self.failures += 1
             log.warning("%s; retrying in %.1f s", self.last_error, delay)
+            failing = True
+            if self.on_error is not None:
+                self.on_error(f"{self.last_error}; retrying in {delay:g} s")
             self._close_current()
             self.sleep(delay)
             delay = min(self.max_delay, delay * 2)

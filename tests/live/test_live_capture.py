@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,14 +145,43 @@ class _Flaky:
 def test_resilient_retries_with_backoff_and_keeps_counting() -> None:
     log: list[str] = []
     delays: list[float] = []
-    src = Resilient(lambda: _Flaky(log), "flaky", base_delay=0.5, max_delay=1.5, sleep=delays.append)
+    said: list[str] = []
+    src = Resilient(lambda: _Flaky(log), "flaky", base_delay=0.5, max_delay=1.5, sleep=delays.append,
+                    on_error=said.append)
     it = src.frames()
     got = [next(it) for _ in range(4)]  # 2 failures, 2 frames, source ends, reopen, 2 more
     assert delays[:2] == [0.5, 1.0]
     assert [f.index for f in got] == [0, 1, 2, 3]
     assert src.failures >= 3
     assert "ended" in src.last_error
+    # each failure is told as it comes, with the wait, and cleared at the next frame
+    assert said == ["camera unplugged; retrying in 0.5 s", "camera unplugged; retrying in 1 s", "",
+                    "source 'flaky' ended; retrying in 0.5 s", ""]
     src.close()
+
+
+def test_the_dashboard_says_why_no_frame_comes_while_the_source_is_retried(tmp_path: Path) -> None:
+    """A folder of frames holding only an iPhone's HEIC photo: the live status names it while the
+    loop waits and retries, rather than showing the last frame rate and no reason."""
+    from companion.live import Live, LiveConfig
+    from companion.live_readers import NullReader
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    (folder / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
+    live = Live(LiveConfig(source=str(folder), data_dir=str(tmp_path / "data")), reader=NullReader())
+    live.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not live.hub.state()["status"]["source_error"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status = live.hub.state()["status"]
+    finally:
+        live.stop()
+    error = status["source_error"]
+    assert "no readable image in folder" in error and "IMG_0001.HEIC: a HEIC/HEIF photo" in error
+    assert "retrying in" in error
+    assert status["fps"] == 0.0 and status["frames"] == 0
 
 
 def test_a_camera_is_asked_for_the_chosen_size(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -186,3 +186,30 @@ def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(
         ctx.close()
         srv.shutdown()
         live.stop()
+
+
+def test_the_status_line_says_why_no_frame_comes(browser: object, tmp_path: Path) -> None:
+    """A folder of frames holding only an iPhone's HEIC photo: the page's status line names the
+    file and the reason while the loop retries, with no frame rate left over."""
+    from werkzeug.serving import make_server
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
+    live = Live(LiveConfig(source=str(frames), data_dir=str(tmp_path / "data")), reader=ReplayReader())
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    live.start()
+    ctx = browser.new_context(viewport={"width": 412, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(12_000)
+        # no frame: the video never finishes loading, so the page's load event never comes
+        page.goto(f"http://127.0.0.1:{srv.server_port}/", wait_until="domcontentloaded")
+        page.wait_for_function("document.getElementById('status').textContent.includes('HEIC')")
+        text = page.locator("#status").inner_text()
+        assert "IMG_0001.HEIC: a HEIC/HEIF photo" in text and "retrying in" in text and "| 0 fps" in text
+    finally:
+        ctx.close()
+        srv.shutdown()
+        live.stop()
