@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,26 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     live.stop()
+
+
+@contextmanager
+def served_page(browser: object, live: Live) -> Iterator[tuple[object, str]]:
+    """``live`` served on a free port and started, and a phone-sized page of ``browser``:
+    ``(page, url)``; all closed and stopped afterwards."""
+    from werkzeug.serving import make_server
+
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    live.start()
+    ctx = browser.new_context(viewport={"width": 412, "height": 900})  # type: ignore[attr-defined]
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(12_000)
+        yield page, f"http://127.0.0.1:{srv.server_port}/"
+    finally:
+        ctx.close()
+        srv.shutdown()
+        live.stop()
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +171,6 @@ def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(
     import json
     import shutil
 
-    from werkzeug.serving import make_server
 
     frames = tmp_path / "frames"
     frames.mkdir()
@@ -169,47 +189,25 @@ def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(
                                                           "mahjong": mahjong}}}))
     live = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data")),
                 source=FolderSource(frames, loop=False, fps=20), reader=ReplayReader(recording))
-    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    live.start()
-    ctx = browser.new_context(viewport={"width": 412, "height": 900})
-    try:
-        page = ctx.new_page()
-        page.set_default_timeout(12_000)
-        page.goto(f"http://127.0.0.1:{srv.server_port}/")
+    with served_page(browser, live) as (page, url):
+        page.goto(url)
         line = page.locator('.rack[data-zone="P1-A"] .mj')
         line.wait_for()
         text = line.inner_text()
         assert "Mah Jongg: ln1, 50 points (jokerless)" in text and "check tile(s) #4" in text
         assert page.locator('.rack[data-zone="P1-B"] .mj').count() == 0
-    finally:
-        ctx.close()
-        srv.shutdown()
-        live.stop()
 
 
 def test_the_status_line_says_why_no_frame_comes(browser: object, tmp_path: Path) -> None:
     """A folder of frames holding only an iPhone's HEIC photo: the page's status line names the
     file and the reason while the loop retries, with no frame rate left over."""
-    from werkzeug.serving import make_server
-
     frames = tmp_path / "frames"
     frames.mkdir()
     (frames / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
     live = Live(LiveConfig(source=str(frames), data_dir=str(tmp_path / "data")), reader=ReplayReader())
-    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    live.start()
-    ctx = browser.new_context(viewport={"width": 412, "height": 900})
-    try:
-        page = ctx.new_page()
-        page.set_default_timeout(12_000)
+    with served_page(browser, live) as (page, url):
         # no frame: the video never finishes loading, so the page's load event never comes
-        page.goto(f"http://127.0.0.1:{srv.server_port}/", wait_until="domcontentloaded")
+        page.goto(url, wait_until="domcontentloaded")
         page.wait_for_function("document.getElementById('status').textContent.includes('HEIC')")
         text = page.locator("#status").inner_text()
         assert "IMG_0001.HEIC: a HEIC/HEIF photo" in text and "retrying in" in text and "| 0 fps" in text
-    finally:
-        ctx.close()
-        srv.shutdown()
-        live.stop()
