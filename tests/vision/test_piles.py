@@ -13,7 +13,7 @@ import pytest
 from pipeline_helpers import DATA, NEEDS_CLASSIFIER, REPO
 
 from vision.io import load_image
-from vision.piles import PILE_FACTORS, PILE_TILE_PX, covered, pile_factor
+from vision.piles import PILE_FACTORS, PILE_TILE_PX, covered, pile_factor, with_piles
 from vision.scales import auto_long_side
 from vision.types import Detections
 
@@ -70,12 +70,36 @@ def test_the_pile_reading_puts_the_tiles_at_their_size_for_it() -> None:
     assert pile_factor(Detections.empty(), shape) == 1.8
 
 
+def test_only_sure_faces_where_no_tile_was_found_are_added_each_once() -> None:
+    """The heap's reading (a stand-in ``read_at``) holds a tile over one already found, a new sure
+    face, the same face found again less surely, a weak face and a sure back: only the new face is
+    added, after the tiles already found, with its objectness."""
+    found = Detections.from_quads(np.stack([_square(100, 100, 40, 60)]), ["5D"], np.ones(1, np.float32))
+    quads = np.stack([_square(110, 100, 40, 60), _square(300, 100, 40, 60), _square(304, 102, 40, 60),
+                      _square(500, 100, 40, 60), _square(700, 100, 40, 60)])
+    heap = Detections.from_quads(quads, ["6D", "7B", "1B", "N", "BK"],
+                                 np.array([0.99, 0.95, 0.9, 0.5, 0.99], np.float32))
+    asked: list[float] = []
+
+    def read_at(factor: float) -> tuple[Detections, np.ndarray]:
+        asked.append(factor)
+        return heap, np.full(len(heap), 0.9, np.float32)
+
+    out, obj = with_piles(read_at, (640, 640, 3), found, np.ones(1, np.float32))
+    assert asked == [pile_factor(found, (640, 640, 3))]
+    assert [str(c) for c in out.codes] == ["5D", "7B"] and np.allclose(out.quads[1], quads[1])
+    assert obj.tolist() == pytest.approx([1.0, 0.9])
+
+
 def test_a_tile_overlapping_one_already_found_is_covered() -> None:
-    found = np.stack([_square(100, 100, 40, 60)])
-    assert covered(_square(110, 100, 40, 60), found)  # most of it on the found tile
-    assert covered(_square(100, 100, 10, 10), found)  # a small box inside it
-    assert not covered(_square(141, 100, 40, 60), found)  # its neighbour, touching
-    assert not covered(_square(136, 100, 40, 60), found, share=0.15)  # a tenth of it over
+    """Overlap is measured against the smaller of the two, so a box spanning two tiles already
+    found, or one inside a found tile, is covered, while a neighbour touching it is not."""
+    found = np.stack([_square(100, 100, 40, 60), _square(141, 100, 40, 60)])
+    assert covered(_square(110, 100, 40, 60), found)  # most of it on a found tile
+    assert covered(_square(100, 100, 10, 10), found)  # a small box inside one
+    assert covered(_square(120, 100, 80, 120), found)  # a big box over both
+    assert not covered(_square(182, 100, 40, 60), found)  # the next tile along, touching
+    assert not covered(_square(177, 100, 40, 60), found, share=0.15)  # a tenth of it over
 
 
 def test_detect_piles_on_the_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
