@@ -12,7 +12,7 @@ windows (:mod:`vision.windows`), each of its windows.
 It is not the default. Read so, valid's photos return 212 tiles more, nearly all where their labels
 leave a heap out, so the labels' tile F1 (without the seven mislabelled photos) falls from 0.9755
 to 0.9611, as it would on any photos labelled as these are; on synthetic scenes whose every tile
-is labelled it adds 11 tiles, all right. A pile's tiles lie at any angle, on and against each
+is labelled it adds 12 over 160 scenes, all right. A pile's tiles lie at any angle, on and against each
 other, and some are boxed across two of them or on part of one. A valid photo takes a median
 43.6 ms against 17.6 (fifty-first session, docs/recognition.md, "Tiles heaped in a pile, on
 request").
