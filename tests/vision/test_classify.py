@@ -19,6 +19,7 @@ from vision.classify import (
     TURN_ASPECT,
     TileClassifier,
     extract_crops,
+    portrait_quads,
     quad_aspect,
 )
 
@@ -123,6 +124,21 @@ def test_extract_crops_turns_landscape_quads_upright() -> None:
     assert crop.shape == (CROP_H, CROP_W, 3)
     top, bottom = crop[: CROP_H // 3].mean(axis=(0, 1)), crop[-CROP_H // 3 :].mean(axis=(0, 1))
     assert abs(float(top[0]) - float(bottom[0])) > 200  # the colours now run top to bottom
+
+
+def test_portrait_quads_puts_a_short_side_on_top_of_each_quad_of_a_batch() -> None:
+    upright = [[0, 0], [30, 0], [30, 40], [0, 40]]  # first edge 30 (short): kept
+    landscape = [[0, 0], [40, 0], [40, 30], [0, 30]]  # first edge 40 (long): begun a corner later
+    q = np.array([upright, landscape], np.float32)
+    out = portrait_quads(q)
+    assert out.dtype == np.float32 and out.shape == (2, 4, 2)
+    assert np.array_equal(out[0], q[0])
+    assert np.array_equal(out[1], q[1][[1, 2, 3, 0]])
+    turned = portrait_quads(q, turn=True)  # each one corner further on: its long side on top
+    assert np.array_equal(turned[0], q[0][[1, 2, 3, 0]])
+    assert np.array_equal(turned[1], q[1][[2, 3, 0, 1]])
+    for quad in out:  # every first edge now the shorter
+        assert np.linalg.norm(quad[1] - quad[0]) <= np.linalg.norm(quad[2] - quad[1])
 
 
 def test_a_nearly_square_quad_the_wrong_way_round_is_read_turned(clf: TileClassifier) -> None:
