@@ -37,6 +37,8 @@ from vision.mend import MIN_SCORE
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[1]
+Image = npt.NDArray[np.uint8]
+Floats = npt.NDArray[np.float32]
 
 
 PHOTO_BOX_SCALE = 0.95
@@ -128,6 +130,7 @@ class TileRecognizer:
         self.target_tile_px = target_tile_px
         self.min_score = min_score
         self.lamp, self.piles = lamp, piles
+        self.edge_fields = photo_turns.EdgeFields(threads)  # made beside the localiser, once a picture
         self.detect(np.full((320, 320, 3), 90, np.uint8))  # warm-up of every stage
         # OpenCV builds its CIELAB tables on first use (0.12-0.14 s), which a picture of no tiles
         # does not reach (plain_patches, table_gaps): the first photo should not pay for it
@@ -185,6 +188,7 @@ class TileRecognizer:
         through a gap (:func:`vision.backs.table_gaps`), each back boxed small grown (:func:`vision.mend.grown_backs`):
         ``(tiles, objectness)``.  ``shrunk``: ``img`` already shrunk by area to
         :data:`vision.backs.GAP_WORK_SIDE` pixels long, if at hand (:func:`vision.light.light_corrections`)."""
+        self.edge_fields.clear()  # a picture may have been changed in place since the last reading
         out, objectness = self._read_photo(img)
         if self.piles and self.input_long_side is None and "windows" not in out.meta:  # windows read their own
             out, objectness = piles.with_piles(lambda f: self._read_at(img, None, f), img.shape, out, objectness)
@@ -261,37 +265,26 @@ class TileRecognizer:
 
     def _localize(
         self, image_bgr: npt.NDArray[np.uint8], tile_px: float | None, factor: float | None
-    ) -> tuple[
-        npt.NDArray[np.uint8],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32] | None,
-        Detections | None,
-        npt.NDArray[np.float32] | None,
-    ]:
+    ) -> tuple[Image, Floats, Floats, Floats | None, Detections | None, Floats | None]:
         """``(image, quads, objectness, back, read, alt)``: quads in ``image``, which is
         ``image_bgr`` or, for a squeezed photo, ``image_bgr`` unsqueezed; ``back`` (x, y factors)
         maps them back; ``read``: the tiles already classified in ``image`` (a squeezed photo),
         else None; ``alt``: each quad's doubtful turn (:func:`vision.photo_turns.turned`), to be read too.
         ``factor``: the localiser's scale, relative to its default (a photo's, :data:`vision.scales.PHOTO_SCALES`)."""
-        quads, score = self._localize_once(image_bgr, tile_px, factor=factor)
         if tile_px is not None:  # a table reader lays its own outlines (snap_quads)
+            quads, score = self._localize_once(image_bgr, tile_px, factor=factor)
             return image_bgr, quads, score, None, None, None
+        self.edge_fields.start(image_bgr)  # made beside the localiser
+        quads, score = self._localize_once(image_bgr, None, factor=factor)
         aspect, axis = scales.squeeze_of(quads)
         if self.input_long_side is None and aspect > scales.SQUEEZED_ASPECT:
             return (*self._unsqueezed(image_bgr, aspect, axis, factor), None)
-        quads, score, alt = photo_turns.turned(image_bgr, quads, score)
+        quads, score, alt = photo_turns.turned(image_bgr, quads, score, self.edge_fields.get(image_bgr))
         return image_bgr, quads, score, None, None, alt
 
     def _unsqueezed(
         self, image_bgr: npt.NDArray[np.uint8], aspect: float, axis: int, factor: float | None = None
-    ) -> tuple[
-        npt.NDArray[np.uint8],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32],
-        Detections,
-    ]:
+    ) -> tuple[Image, Floats, Floats, Floats, Detections]:
         """A squeezed photo localised and read at each of :data:`vision.scales.UNSQUEEZE_ASPECTS`; the one whose
         tiles read surest (mean classifier confidence; the first on a tie) is kept."""
         h, w = image_bgr.shape[:2]

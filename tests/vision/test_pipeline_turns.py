@@ -90,3 +90,50 @@ def test_a_doubtful_turn_is_kept_only_where_it_reads_surer(recognizer) -> None: 
     assert right(got[:n]) > right(first[:n])
     plain = read_turns(recognizer.classify, scene.image, upright, None)
     assert np.allclose(plain.quads, upright) and np.allclose(plain.confidence, first.confidence[:n], atol=1e-4)
+
+
+def test_an_edge_field_is_made_once_a_picture_and_turns_quads_as_made_at_once() -> None:
+    from tests.vision.test_detect_decode import tile_row
+    from vision.detect import edge_field, edge_turns, rect_quads
+    from vision.photo_turns import EdgeFields
+
+    img, centres = tile_row(35.0)
+    n = len(centres)
+    upright = rect_quads(centres[:, 0], centres[:, 1], np.full(n, 40.0), np.full(n, 54.0), np.zeros(n))
+    at_once = edge_turns(img, upright)
+    for threads in (1, 2):  # no worker thread, and one
+        fields = EdgeFields(threads)
+        fields.start(img)
+        field = fields.get(img)
+        assert fields.get(img) is field  # held for this picture
+        for got, want in zip(edge_turns(img, upright, field=field), at_once, strict=True):
+            assert np.array_equal(got, want)
+        copy = img.copy()
+        assert fields.get(copy) is not field  # another array: its own field
+        img_before = img.copy()
+        img[:] = 0  # changed in place: the held field stays until cleared
+        assert fields.get(img) is field
+        fields.clear()
+        blank = fields.get(img)
+        assert blank is not field and not np.any(blank.sums)
+        img[:] = img_before
+
+
+def test_a_picture_changed_in_place_is_read_afresh(recognizer) -> None:  # type: ignore[no-untyped-def]
+    """The recogniser holds each picture's edge field while it reads it at several scales
+    (:class:`vision.photo_turns.EdgeFields`): a caller who reuses one array for the next frame
+    gets that frame's tiles, not the last one's turns."""
+    from pathlib import Path
+
+    import cv2
+
+    data = Path(__file__).parent / "data"
+    first, second = (cv2.imread(str(data / name)) for name in ("photo1.jpg", "photo2.jpg"))
+    second = cv2.resize(second, (first.shape[1], first.shape[0]))
+    want = recognizer.detect(second.copy())
+    frame = first.copy()
+    recognizer.detect(frame)
+    frame[:] = second
+    got = recognizer.detect(frame)
+    assert len(want) > 5 and list(got.codes) == list(want.codes)
+    assert np.array_equal(got.quads, want.quads)
