@@ -106,6 +106,7 @@ def test_an_edge_field_is_made_once_a_picture_and_turns_quads_as_made_at_once() 
         fields.start(img)
         field = fields.get(img)
         assert fields.get(img) is field  # held for this picture
+        assert np.array_equal(field.sums, edge_field(img).sums)
         for got, want in zip(edge_turns(img, upright, field=field), at_once, strict=True):
             assert np.array_equal(got, want)
         copy = img.copy()
