@@ -142,9 +142,13 @@ def edge_field(image_bgr: npt.NDArray[np.uint8], work_long_side: int = 256) -> E
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
     # (gx + i gy)^4 / |g|^2, from c + i s = (gx + i gy)^2: magnitude |g|^2, angle 4x the gradient's
-    c = cv2.subtract(cv2.multiply(gx, gx), cv2.multiply(gy, gy))
+    gx2, gy2 = cv2.multiply(gx, gx), cv2.multiply(gy, gy)
+    c = cv2.subtract(gx2, gy2)
     si = cv2.multiply(gx, gy, scale=2.0)
-    energy = cv2.magnitude(c, si)  # = gx^2 + gy^2
+    # |c + i s| = gx^2 + gy^2, summed exactly (whole numbers under 2^24): cv2.magnitude's square
+    # root rounded its last bit one way or the other with where its arrays lay in memory, so a
+    # field made on another thread could differ (fifty-third session)
+    energy = cv2.add(gx2, gy2)
     inv = 1.0 / np.maximum(energy, 1e-6)
     stacked = cv2.merge([(c * c - si * si) * inv, 2 * c * si * inv, energy])
     return EdgeField(np.asarray(cv2.integral(stacked, sdepth=cv2.CV_64F), np.float64), 1.0 / k)

@@ -138,3 +138,19 @@ def test_a_picture_changed_in_place_is_read_afresh(recognizer) -> None:  # type:
     got = recognizer.detect(frame)
     assert len(want) > 5 and list(got.codes) == list(want.codes)
     assert np.array_equal(got.quads, want.quads)
+
+
+def test_an_edge_field_is_the_same_wherever_its_arrays_lie_in_memory() -> None:
+    """The field is made on a worker thread, among other allocations: it must not depend on where
+    its arrays happen to lie (``cv2.magnitude`` rounded its last bit one way or the other with
+    their alignment: 21 of these 40 fields differed from the first)."""
+    from tests.vision.test_detect_decode import tile_row
+    from vision.detect import edge_field
+
+    img, _ = tile_row(35.0)
+    first = edge_field(img).sums
+    rng = np.random.default_rng(0)
+    held = []
+    for _ in range(40):
+        held.append(np.ones(int(rng.integers(1, 300_000)), np.uint8))  # moves the next allocations
+        assert np.array_equal(edge_field(img).sums, first)
