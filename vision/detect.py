@@ -128,7 +128,7 @@ class EdgeField:
 
 def edge_field(image_bgr: npt.NDArray[np.uint8], work_long_side: int = 256) -> EdgeField:
     """``image_bgr``'s :class:`EdgeField`, on the picture shrunk by the whole factor that brings it
-    nearest ``work_long_side`` (about 3.5 ms for a 640x640 photo on a slow 2-core machine): it
+    nearest ``work_long_side`` (about 4 ms for a 640x640 photo on a slow 2-core machine): it
     depends on the picture alone, so a photo read at several scales needs it once, and it can be
     made while the localiser runs (:class:`vision.photo_turns.EdgeFields`)."""
     h, w = image_bgr.shape[:2]
