@@ -34,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--model", type=Path, default=None, help="classifier model (default the photo classifier: models/classifier-int8.onnx, else models/classifier.onnx)"
     )
     p.add_argument("--list", action="store_true", help="list the enrolled tile sets")
+    p.add_argument(
+        "--as-laid", action="store_true",
+        help="keep every tile where it lies, even two that read surely as each other's codes "
+             "(by default such tiles are taken as laid in each other's places and put back)",
+    )
 
 
 def write_sheet(out: Path, layout: str) -> None:
@@ -60,7 +65,9 @@ def write_sheet(out: Path, layout: str) -> None:
         )
 
 
-def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path | None) -> Path:
+def enroll(
+    photo: Path, name: str, layout: str, root: Path | None, model: Path | None, as_laid: bool = False
+) -> Path:
     from dataclasses import replace
 
     import numpy as np
@@ -80,7 +87,7 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
         raise CommandError(str(exc)) from exc
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
-        tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name)
+        tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name, as_laid=as_laid)
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
     meta = {
@@ -94,6 +101,11 @@ def enroll(photo: Path, name: str, layout: str, root: Path | None, model: Path |
     if tileset.meta.get("turned_degrees"):
         print(f"the photo was taken turned: read turned by {tileset.meta['turned_degrees']} degrees"
               " (counter-clockwise), where its tiles form the layout's rows")
+    moved = tileset.meta.get("reordered")
+    if moved:
+        where = ", ".join(f"a {m['tile']} in {m['place']}'s place" for m in moved)
+        print(f"{len(moved)} tiles lay in each other's places: {where}; each is enrolled as the tile it"
+              " reads surely (--as-laid keeps them as laid)")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print(
@@ -115,5 +127,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.name or not args.photo:
         raise CommandError("enroll needs --name NAME and a PHOTO (or --sheet OUT, or --list)")
-    enroll(Path(args.photo), args.name, args.layout, args.root, args.model)
+    enroll(Path(args.photo), args.name, args.layout, args.root, args.model, args.as_laid)
     return 0

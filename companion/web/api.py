@@ -218,12 +218,16 @@ def enroll() -> Response:
         photo = Path(tmp) / "enroll.jpg"
         photo.write_bytes(data)
         try:
-            folder = enroll_photo(photo, name, layout, None, None)
+            folder = enroll_photo(photo, name, layout, None, None, as_laid=bool(request.form.get("as_laid")))
         except CommandError as exc:
             abort(422, description=str(exc))
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
             abort(422, description=str(exc))
-    return jsonify(ok=True, name=name, folder=str(folder))
+    from vision.tileset import load_tileset
+
+    meta = load_tileset(folder).meta
+    return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
+                   turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []))
 
 
 @bp.post("/api/zones")

@@ -22,3 +22,20 @@ def holdout_grid(tmp_path: Path, seed: int = 0) -> tuple[Path, np.ndarray, np.nd
     path = tmp_path / "grid.png"
     cv2.imwrite(str(path), image)
     return path, image, quads
+
+
+SWAPS = {"3B": "4B", "4B": "3B", "E": "S", "S": "W", "W": "E"}
+"""A layout laid out of the sheet's order: in each place, the tile that lies there instead (3B and
+4B swapped; E, S and W moved round)."""
+
+
+def swapped_grid(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A grid photo of a training style's set laid as the sheet asks, and one laid with
+    :data:`SWAPS`: ``(right, swapped)``."""
+    from vision.artwork import TRAIN_STYLES
+
+    faces = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
+    right, _ = grid_photo(faces, "chinese", np.random.default_rng(seed))
+    laid = {c: faces[SWAPS.get(c, c)] for c in faces}
+    swapped, _ = grid_photo(laid, "chinese", np.random.default_rng(seed))
+    return right, swapped

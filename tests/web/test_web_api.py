@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from flask.testing import FlaskClient
+from web_helpers import swapped_layout_jpeg
 
 from companion.live import Live
 from companion.web import create_app
@@ -169,6 +170,23 @@ def test_enroll_page_and_errors(client: FlaskClient) -> None:
     assert client.post("/api/enroll", data={"name": "x", "layout": "klingon"}).status_code == 400
     r = client.post("/api/enroll", data={"name": "x", "photo": (io.BytesIO(b"not an image"), "p.jpg")})
     assert r.status_code == 422 and "error" in r.get_json()
+
+
+def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vision.tileset
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    client = create_app(live).test_client()
+    photo = swapped_layout_jpeg()
+    r = client.post("/api/enroll", data={"name": "mine", "layout": "chinese", "photo": (io.BytesIO(photo), "p.jpg")})
+    assert r.status_code == 200, r.get_json()
+    got = r.get_json()
+    assert got["reordered"] == [{"place": "3B", "tile": "4B"}, {"place": "4B", "tile": "3B"}]
+    assert got["base_agreement"] > 0.9 and got["turned_degrees"] == 0
+    assert (tmp_path / "sets" / "mine" / "tileset.json").is_file()
+    r = client.post("/api/enroll", data={"name": "laid", "layout": "chinese", "as_laid": "1",
+                                         "photo": (io.BytesIO(photo), "p.jpg")})
+    assert r.status_code == 200 and r.get_json()["reordered"] == []
 
 
 def test_tile_pictures(client: FlaskClient) -> None:

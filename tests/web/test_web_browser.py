@@ -165,6 +165,29 @@ def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: obje
     assert len(posts) == 1
 
 
+def test_enrolling_a_layout_with_two_tiles_swapped_says_which_were_put_back(
+    server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from web_helpers import swapped_layout_jpeg
+
+    import vision.tileset
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")  # the server runs in this process
+    photo = tmp_path / "layout.jpg"
+    photo.write_bytes(swapped_layout_jpeg())
+    page.goto(server + "/enroll")
+    page.fill("#enroll-name", "my-set")
+    page.select_option("select[name=layout]", "chinese")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    result = page.locator("#enroll-result.ok")
+    result.wait_for(timeout=30_000)
+    text = result.inner_text()
+    assert "Enrolled my-set" in text
+    assert "2 tiles lay in each other's places: a 4B in 3B's place, a 3B in 4B's place" in text
+    assert (tmp_path / "sets" / "my-set" / "tileset.json").is_file()
+
+
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
     """A display scored on a weak reading: the rack card names the hand and points and asks for
     the weak tile to be checked (readings replayed from a recording made for this test)."""
