@@ -30,6 +30,7 @@ from vision.enroll_grid import (
     sort_into_grid,
     tile_candidates,
 )
+from vision.enroll_order import MISPLACED_SURE, TWICE_SURE, laid_twice, misplaced
 from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from vision.tileset import TileSet
 
 __all__ = [
-    "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "TABLE_SMALL", "TURNS", "TURN_MARGIN", "EnrollError", "agreement",
-    "augment_crops", "enroll_image", "find_tiles", "grid_photo", "layout_codes", "layout_sheet_svg",
+    "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError", "agreement",
+    "augment_crops", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes", "layout_sheet_svg",
     "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
 
@@ -134,8 +135,10 @@ def enroll_image(
     share of tiles that the base classifier already reads as laid out (flowers count as ``F``).
     Tiles laid in each other's places (:func:`misplaced`) are put back where they belong, each
     under the code it reads, and ``meta["reordered"]`` names each one moved: the ``place`` it lay
-    in and the ``tile`` it is; ``as_laid`` keeps every tile where it lies.
-    Raises :class:`EnrollError` when the photo does not show the layout.
+    in and the ``tile`` it is.  A place whose tile reads surely as another place's, which reads so
+    too (:func:`laid_twice`), is refused with :class:`EnrollError`.  ``as_laid`` keeps every tile
+    where it lies and refuses none.  Raises :class:`EnrollError` when the photo does not show the
+    layout.
     """
     from vision.light import without_light
     from vision.tileset import TileSet, prototypes_from
@@ -154,6 +157,12 @@ def enroll_image(
         res = clf.run(crops)
         meta["reordered"] = [{"place": codes[k], "tile": codes[j]}
                              for cycle in cycles for k, j in zip(cycle, np.roll(cycle, -1), strict=True)]
+    twice = [] if as_laid else laid_twice(res.codes, res.confidence, codes)
+    if twice:
+        said = "; ".join(f"the tile in {codes[k]}'s place reads as {res.codes[k]}, as the tile in {codes[j]}'s place does"
+                         for k, j in twice)
+        raise EnrollError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place and "
+                          "take the photo again, or keep every tile where it lies (--as-laid)")
     agree = agreement(res.codes, codes)
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
@@ -165,50 +174,6 @@ def agreement(read: Sequence[str], codes: Sequence[str]) -> float:
     return float(np.mean([
         a == b or (b == "F" and a[:2] in ("FL", "SE")) for a, b in zip(read, codes, strict=True)
     ]))
-
-
-MISPLACED_SURE = 0.5
-"""A tile is taken for another slot's only where the base classifier reads it as that slot's code
-this surely (:func:`misplaced`).  Fifty-fourth session (a ``/tmp`` script): grid photos of 16
-artwork styles, the held-out one and three fonts' line art among them, and layouts photographed on
-a table of 5 American sets, 59 layouts in all, each laid right and again with two random tiles
-swapped: at 0.3, 0.4, 0.5, 0.6, 0.7, 0.8 and 0.9 no layout laid right had a cycle, and 42, 39, 39,
-39, 37, 32 and 14 of the 59 swaps were found.  The swaps missed are of tiles the classifier does
-not read surely as themselves (none of the fonts' 9)."""
-
-
-def misplaced(read: Sequence[str], confidence: Sequence[float] | FloatArray, codes: Sequence[str],
-              sure: float = MISPLACED_SURE) -> list[list[int]]:
-    """Tiles laid in each other's places: each cycle of slots (layout positions, the first the
-    lowest) in which every tile reads at least ``sure`` as the next slot's code and the last as
-    the first's, two tiles swapped the commonest.  A tile read surely as another slot's code alone
-    (a misreading, or a tile laid twice) makes no cycle; a flower or season read counts for the
-    layout's ``F``."""
-    slot = {c: k for k, c in enumerate(codes)}
-
-    def slot_of(code: str) -> int | None:
-        if code in slot:
-            return slot[code]
-        return slot.get("F") if code[:2] in ("FL", "SE") else None
-
-    nxt: list[int | None] = []
-    for here, (code, conf) in enumerate(zip(read, confidence, strict=True)):
-        j = slot_of(str(code))
-        nxt.append(j if j is not None and j != here and float(conf) >= sure else None)
-    cycles: list[list[int]] = []
-    seen: set[int] = set()
-    for start in range(len(codes)):
-        path: list[int] = []
-        k: int | None = start
-        while k is not None and k not in seen and k not in path:
-            path.append(k)
-            k = nxt[k]
-        seen.update(path)
-        if k is not None and k in path:
-            cycle = path[path.index(k):]
-            first = cycle.index(min(cycle))
-            cycles.append(cycle[first:] + cycle[:first])
-    return sorted(cycles)
 
 
 TURNS = (0, 2, 1, 3)

@@ -3,7 +3,9 @@
 ``python -m companion enroll --sheet OUT.png|pdf|svg [--layout american|chinese]`` writes the sheet;
 ``python -m companion enroll --name NAME PHOTO [--layout ...]`` finds the tiles, orders them by the
 layout and stores crops + embeddings under ``calibration/tilesets/NAME/``.  Exit codes: 0 done,
-2 usage or unreadable input, 3 the photo does not show the layout (wrong tile count or rows).
+2 usage or unreadable input, 3 the photo does not show the layout (wrong tile count or rows) or a
+tile is laid twice in place of another.  Two tiles laid in each other's places are put back
+(``--as-laid`` keeps every tile where it lies).
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the enrolled tile sets")
     p.add_argument(
         "--as-laid", action="store_true",
-        help="keep every tile where it lies, even two that read surely as each other's codes "
-             "(by default such tiles are taken as laid in each other's places and put back)",
+        help="keep every tile where it lies (by default two tiles that read surely as each other's "
+             "codes are put back in each other's places, and a tile laid twice is refused)",
     )
 
 
@@ -103,7 +105,7 @@ def enroll(
               " (counter-clockwise), where its tiles form the layout's rows")
     moved = tileset.meta.get("reordered")
     if moved:
-        where = ", ".join(f"a {m['tile']} in {m['place']}'s place" for m in moved)
+        where = ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved)
         print(f"{len(moved)} tiles lay in each other's places: {where}; each is enrolled as the tile it"
               " reads surely (--as-laid keeps them as laid)")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")

@@ -13,9 +13,9 @@ import pytest
 from enroll_helpers import MODEL, SWAPS, holdout_grid, swapped_grid
 
 from companion.cli import main
-from vision.artwork import tile_faces
+from vision.artwork import TRAIN_STYLES, tile_faces
 from vision.classify import TileClassifier
-from vision.enroll import enroll_image, grid_photo, layout_codes, misplaced
+from vision.enroll import EnrollError, enroll_image, grid_photo, laid_twice, layout_codes, misplaced
 
 CODES = ["1B", "2B", "3B", "4B", "F", "J"]
 
@@ -71,8 +71,38 @@ def test_enroll_says_which_tiles_it_put_back_and_as_laid_keeps_them(tmp_path: Pa
     args = ["enroll", str(photo), "--layout", "chinese", "--root", str(root), "--model", str(MODEL)]
     assert main([*args, "--name", "put-back"]) == 0
     out = capsys.readouterr().out
-    assert "5 tiles lay in each other's places: a 4B in 3B's place, a 3B in 4B's place, a S in E's place" in out
+    assert "5 tiles lay in each other's places: 4B in 3B's place, 3B in 4B's place, S in E's place" in out
     assert json.loads((root / "put-back" / "tileset.json").read_text())["reordered"][0] == {"place": "3B", "tile": "4B"}
     assert main([*args, "--name", "laid", "--as-laid"]) == 0
     assert "each other's places" not in capsys.readouterr().out
     assert "reordered" not in json.loads((root / "laid" / "tileset.json").read_text())
+
+
+def test_laid_twice_finds_a_place_whose_tile_reads_surely_as_another_places_as_that_one_does() -> None:
+    sure = [0.95] * 6
+    assert laid_twice(CODES, sure, CODES) == []
+    assert laid_twice(["1B", "1B", "3B", "4B", "F", "J"], sure, CODES) == [(1, 0)]
+    assert laid_twice(["1B", "2B", "3B", "4B", "FL1", "SE2"], sure, CODES) == [(5, 4)]  # two flowers
+    assert laid_twice(["1B", "1B", "3B", "4B", "F", "J"], [0.95, 0.8, 0.95, 0.95, 0.95, 0.95], CODES) == []
+    assert laid_twice(["2B", "2B", "3B", "4B", "F", "J"], sure, CODES) == [(0, 1)]
+    assert laid_twice(["1B", "3B", "2B", "4B", "F", "J"], sure, CODES) == []  # swapped: misplaced's
+
+
+def test_a_tile_laid_twice_in_place_of_another_is_refused_unless_as_laid(tmp_path: Path) -> None:
+    """An 8 Craks laid in the 7 Craks' place as well: enrolled, the set's 7 Craks prototype would be
+    an 8 Craks, and its 8 Craks read as 7 Craks."""
+    faces = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
+    faces["7C"] = faces["8C"]
+    image, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
+    clf = TileClassifier(MODEL)
+    with pytest.raises(EnrollError, match=r"the tile in 7C's place reads as 8C, as the tile in 8C's place does: "
+                                          r"a tile laid twice and another missing\?"):
+        enroll_image(image, "chinese", clf, "twice")
+    ts, _, _ = enroll_image(image, "chinese", clf, "twice", as_laid=True)
+    assert ts.codes[layout_codes("chinese").index("7C")] == "7C"
+    photo = tmp_path / "twice.png"
+    cv2.imwrite(str(photo), image)
+    args = ["enroll", str(photo), "--layout", "chinese", "--root", str(tmp_path / "sets"), "--model", str(MODEL)]
+    assert main([*args, "--name", "twice"]) == 3
+    assert not (tmp_path / "sets" / "twice").exists()
+    assert main([*args, "--name", "twice", "--as-laid"]) == 0

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from flask.testing import FlaskClient
-from web_helpers import swapped_layout_jpeg
+from web_helpers import SWAPPED, layout_jpeg
 
 from companion.live import Live
 from companion.web import create_app
@@ -177,7 +177,7 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
 
     monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
     client = create_app(live).test_client()
-    photo = swapped_layout_jpeg()
+    photo = layout_jpeg(SWAPPED)
     r = client.post("/api/enroll", data={"name": "mine", "layout": "chinese", "photo": (io.BytesIO(photo), "p.jpg")})
     assert r.status_code == 200, r.get_json()
     got = r.get_json()
@@ -187,6 +187,10 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     r = client.post("/api/enroll", data={"name": "laid", "layout": "chinese", "as_laid": "1",
                                          "photo": (io.BytesIO(photo), "p.jpg")})
     assert r.status_code == 200 and r.get_json()["reordered"] == []
+    twice = layout_jpeg({"7C": "8C"})  # an 8 Craks in its own place and the 7 Craks' too
+    r = client.post("/api/enroll", data={"name": "twice", "layout": "chinese", "photo": (io.BytesIO(twice), "p.jpg")})
+    assert r.status_code == 422 and "the tile in 7C's place reads as 8C" in r.get_json()["error"]
+    assert not (tmp_path / "sets" / "twice").exists()
 
 
 def test_tile_pictures(client: FlaskClient) -> None:

@@ -6,12 +6,17 @@ import cv2
 import numpy as np
 
 
-def swapped_layout_jpeg() -> bytes:
-    """A grid photo of a set laid out as the Chinese sheet asks, but for 3 Bams and 4 Bams swapped."""
+def layout_jpeg(laid: dict[str, str]) -> bytes:
+    """A grid photo of a set laid out as the Chinese sheet asks, but for ``laid``: in each of its
+    places, the tile that lies there instead."""
     from vision.artwork import TRAIN_STYLES, tile_faces
     from vision.enroll import grid_photo
 
     faces = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
-    faces["3B"], faces["4B"] = faces["4B"], faces["3B"]
+    faces = {c: faces[laid.get(c, c)] for c in faces}
     image, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
     return bytes(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1])
+
+
+SWAPPED = {"3B": "4B", "4B": "3B"}
+"""3 Bams and 4 Bams laid in each other's places."""
