@@ -5,6 +5,7 @@ The server follows one pass of the bundled demo (20 fps) on 127.0.0.1 at a free 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -165,7 +166,7 @@ def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: obje
     assert len(posts) == 1
 
 
-def test_enrolling_a_layout_with_two_tiles_swapped_says_which_were_put_back(
+def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_laid_out(
     server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from web_helpers import SWAPPED, layout_jpeg
@@ -185,7 +186,16 @@ def test_enrolling_a_layout_with_two_tiles_swapped_says_which_were_put_back(
     text = result.inner_text()
     assert "Enrolled my-set" in text
     assert "2 tiles lay in each other's places: 4B in 3B's place, 3B in 4B's place" in text
+    assert re.search(r"The base classifier already reads (9\d|100)% of them as laid out", text) and "Few tiles" not in text
     assert (tmp_path / "sets" / "my-set" / "tileset.json").is_file()
+    # a set whose faces the models barely know (a font's line art, 19 % read as laid out): enrolled, with a warning
+    photo.write_bytes(layout_jpeg({}, style="font-unifont"))
+    page.fill("#enroll-name", "line-art")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    warned = page.locator("#enroll-result.warn")
+    warned.wait_for(timeout=30_000)
+    assert "Enrolled line-art" in warned.inner_text() and "Few tiles read as laid out" in warned.inner_text()
 
 
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ import cv2
 import numpy as np
 
 
-def layout_jpeg(laid: dict[str, str]) -> bytes:
-    """A grid photo of a set laid out as the Chinese sheet asks, but for ``laid``: in each of its
-    places, the tile that lies there instead."""
+def layout_jpeg(laid: dict[str, str], style: str | None = None) -> bytes:
+    """A grid photo of a set (of artwork ``style``, else the first training style) laid out as the
+    Chinese sheet asks, but for ``laid``: in each of its places, the tile that lies there instead."""
     from vision.artwork import TRAIN_STYLES, tile_faces
     from vision.enroll import grid_photo
 
-    faces = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
+    faces = {c: v[0] for c, v in tile_faces(style or TRAIN_STYLES[0]).items()}
     faces = {c: faces[laid.get(c, c)] for c in faces}
     image, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
     return bytes(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1])
