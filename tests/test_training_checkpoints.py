@@ -17,50 +17,78 @@ from training_helpers import REPO, needs_torch, run_script
 
 from vision.runtime import OnnxModel
 
-_ROUND_TRIP = """
-import sys
+_ROUND_TRIPS = """
+import sys, traceback
 from pathlib import Path
 import torch
 from scripts.onnx_weights import load_onnx_weights
-torch.manual_seed(0)
-kind, src, dst = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-if kind.startswith("classifier"):
-    from scripts.classifier_export import export, extra_blocks, load_into
-    from scripts.classifier_net import TileNet
-    grow = int(kind.partition("+")[2] or 0)  # "classifier+1": one residual block more than the file
-    net = TileNet(extra=extra_blocks(src) + grow)
-    load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
-    export(net, dst, {})
-else:
-    from scripts.localizer_export import export_onnx
-    from scripts.localizer_net import GROWN, GROWN_TWICE, LocNet, grown_file
-    was = grown_file(src)
-    net = LocNet(grow=was)
-    load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
-    if kind == "localizer+grow":  # grown once more than the file (--grow), the new blocks at zero
-        grown = LocNet(grow=was + 1)
-        missing = grown.load_state_dict(net.state_dict(), strict=False).missing_keys
-        assert {k.split(".")[0] for k in missing} == set((GROWN, GROWN_TWICE)[was]), missing
-        net = grown
-    export_onnx(net, dst / "localizer.onnx")
+
+def round_trip(kind, src, dst):
+    torch.manual_seed(0)
+    if kind.startswith("classifier"):
+        from scripts.classifier_export import export, extra_blocks, load_into
+        from scripts.classifier_net import TileNet
+        grow = int(kind.partition("+")[2] or 0)  # "classifier+1": one residual block more than the file
+        net = TileNet(extra=extra_blocks(src) + grow)
+        load_into(net, src, lambda: torch.rand(64, 3, 64, 48))
+        export(net, dst, {})
+    else:
+        from scripts.localizer_export import export_onnx
+        from scripts.localizer_net import GROWN, GROWN_TWICE, LocNet, grown_file
+        was = grown_file(src)
+        net = LocNet(grow=was)
+        load_onnx_weights(net, src, torch.rand(4, 3, 320, 320) * 255)
+        if kind == "localizer+grow":  # grown once more than the file (--grow), the new blocks at zero
+            grown = LocNet(grow=was + 1)
+            missing = grown.load_state_dict(net.state_dict(), strict=False).missing_keys
+            assert {k.split(".")[0] for k in missing} == set((GROWN, GROWN_TWICE)[was]), missing
+            net = grown
+        export_onnx(net, dst / "localizer.onnx")
+
+args = sys.argv[1:]
+for kind, src, dst in zip(args[0::3], args[1::3], args[2::3]):  # each case on its own: one failing stops none
+    dst = Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    try:
+        round_trip(kind, Path(src), dst)
+    except Exception:
+        (dst / "error.txt").write_text(traceback.format_exc())
 """
-
-
-@needs_torch
-@pytest.mark.parametrize(("kind", "model", "shape"), [
+CASES = [
     ("classifier", "classifier.onnx", (6, 3, 64, 48)),
     ("classifier+1", "classifier.onnx", (6, 3, 64, 48)),  # grown by a block that starts as the identity
     ("localizer", "localizer-table.onnx", (1, 3, 320, 320)),
     ("localizer", "localizer.onnx", (1, 3, 320, 320)),  # a file grown by --grow
     ("localizer+grow", "localizer-table.onnx", (1, 3, 320, 320)),  # grown by --grow, before it is trained
     ("localizer+grow", "localizer.onnx", (1, 3, 320, 320)),  # grown once more
-])
-def test_committed_model_is_a_checkpoint(tmp_path: Path, kind: str, model: str, shape: tuple[int, ...]) -> None:
+]
+
+
+REFUSED = ("localizer", "classifier.onnx", "refused")
+"""An ONNX file of another net, loaded as a localiser: the last case the subprocess runs."""
+
+
+@pytest.fixture(scope="module")
+def round_trips(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every case of :data:`CASES` loaded and exported again, and :data:`REFUSED`, in one subprocess
+    (torch imported once): case ``k``'s files, or its ``error.txt``, under ``k/``."""
+    out = tmp_path_factory.mktemp("round-trips")
+    cases = [(kind, model, str(k)) for k, (kind, model, _) in enumerate(CASES)] + [REFUSED]
+    run_script(["-c", _ROUND_TRIPS, *(str(a) for kind, model, name in cases
+                                      for a in (kind, REPO / "models" / model, out / name))])
+    return out
+
+
+@needs_torch
+@pytest.mark.parametrize(("case", "kind", "model", "shape"), [(k, *c) for k, c in enumerate(CASES)])
+def test_committed_model_is_a_checkpoint(round_trips: Path, case: int, kind: str, model: str, shape: tuple[int, ...]) -> None:
     """Training can start from the committed ONNX file (its BatchNorms were folded on export):
     loaded into the torch net and exported again, it computes what the committed file computes;
     so does the net grown by a residual block (the localiser by ``--grow``'s), before it is trained."""
-    run_script(["-c", _ROUND_TRIP, kind, str(REPO / "models" / model), str(tmp_path)])
-    again = tmp_path / ("classifier.onnx" if kind.startswith("classifier") else "localizer.onnx")
+    made = round_trips / str(case)
+    if (made / "error.txt").is_file():
+        pytest.fail((made / "error.txt").read_text())
+    again = made / ("classifier.onnx" if kind.startswith("classifier") else "localizer.onnx")
     x = np.random.default_rng(1).uniform(0, 1 if kind == "classifier" else 255, shape).astype(np.float32)
     want = OnnxModel(REPO / "models" / model).run(x)
     got = OnnxModel(again).run(x)
@@ -92,8 +120,8 @@ def test_a_grown_localiser_is_not_trained_as_an_ungrown_one(tmp_path: Path) -> N
 
 
 @needs_torch
-def test_an_onnx_file_of_another_net_is_refused(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-c", _ROUND_TRIP, "localizer", str(REPO / "models" / "classifier.onnx"),
-                          str(tmp_path)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                         capture_output=True, text=True, timeout=240)
-    assert res.returncode != 0 and "ValueError" in res.stderr and "classifier.onnx" in res.stderr
+def test_an_onnx_file_of_another_net_is_refused(round_trips: Path) -> None:
+    error = round_trips / "refused" / "error.txt"
+    assert error.is_file(), "the classifier's file was loaded as a localiser"
+    text = error.read_text()
+    assert "ValueError" in text and "classifier.onnx" in text, text
