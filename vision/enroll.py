@@ -30,7 +30,7 @@ from vision.enroll_grid import (
     sort_into_grid,
     tile_candidates,
 )
-from vision.enroll_order import MISPLACED_SURE, TWICE_SURE, laid_twice, misplaced
+from vision.enroll_order import MISPLACED_SURE, TWICE_SURE, laid_twice, misplaced, reads_as
 from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
@@ -140,6 +140,7 @@ def enroll_image(
     where it lies and refuses none.  Raises :class:`EnrollError` when the photo does not show the
     layout.
     """
+    from vision.classify import Classified
     from vision.light import without_light
     from vision.tileset import TileSet, prototypes_from
 
@@ -154,7 +155,7 @@ def enroll_image(
         for cycle in cycles:  # the tile laid in slot k reads as the next slot's code
             order[np.roll(cycle, -1)] = cycle
         crops = crops[order]
-        res = clf.run(crops)
+        res = Classified([res.codes[k] for k in order], res.confidence[order], res.probs[order], res.embeddings[order])
         meta["reordered"] = [{"place": codes[k], "tile": codes[j]}
                              for cycle in cycles for k, j in zip(cycle, np.roll(cycle, -1), strict=True)]
     twice = [] if as_laid else laid_twice(res.codes, res.confidence, codes)
@@ -171,9 +172,7 @@ def enroll_image(
 
 def agreement(read: Sequence[str], codes: Sequence[str]) -> float:
     """The share of tiles read as laid out (a flower or season read for the layout's ``F``)."""
-    return float(np.mean([
-        a == b or (b == "F" and a[:2] in ("FL", "SE")) for a, b in zip(read, codes, strict=True)
-    ]))
+    return float(np.mean([reads_as(a, b) for a, b in zip(read, codes, strict=True)]))
 
 
 TURNS = (0, 2, 1, 3)

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from companion.rules.tiles import FLOWER, is_flower
+
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -21,7 +23,7 @@ def _read_as_another(read: Sequence[str], confidence: Sequence[float] | FloatArr
     out: list[int | None] = []
     for here, (code, conf) in enumerate(zip(read, confidence, strict=True)):
         code = str(code)
-        j = slot.get(code, slot.get("F") if code[:2] in ("FL", "SE") else None)
+        j = slot.get(code, slot.get(FLOWER) if is_flower(code) else None)
         out.append(j if j is not None and j != here and float(conf) >= sure else None)
     return out
 
@@ -74,9 +76,10 @@ def laid_twice(read: Sequence[str], confidence: Sequence[float] | FloatArray, co
     place's tile, which reads so too: the same tile laid twice, and the place's own missing."""
     other = _read_as_another(read, confidence, codes, sure)
     return [(k, j) for k, j in enumerate(other)
-            if j is not None and float(confidence[j]) >= sure and _reads_as(str(read[j]), codes[j])]
+            if j is not None and float(confidence[j]) >= sure and reads_as(str(read[j]), codes[j])]
 
 
-def _reads_as(code: str, place: str) -> bool:
-    """Whether a tile read ``code`` is the tile of a place laid out for ``place``."""
-    return code == place or (place == "F" and code[:2] in ("FL", "SE"))
+def reads_as(code: str, place: str) -> bool:
+    """Whether a tile read ``code`` is the tile of a place laid out for ``place`` (any flower or
+    season for the American layout's ``F``)."""
+    return code == place or (place == FLOWER and is_flower(code))
