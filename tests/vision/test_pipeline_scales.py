@@ -133,12 +133,13 @@ def test_a_photo_of_small_tiles_is_read_larger_too(monkeypatch) -> None:  # type
     d = rec.detect(img)
     assert seen == pytest.approx([0.5 * f for f in (*PHOTO_SCALES, *SMALL_TILE_SCALES)])
     assert f1_with_codes(d, tiles) >= 0.88  # 0.93 (thirty-third session)
+    reads_well = scales.READS_WELL
     monkeypatch.setattr(scales, "READS_WELL", 0.0)  # however well the first reading scores
     seen.clear()
     rec.detect(img)
     assert len(seen) == len(PHOTO_SCALES) + len(SMALL_TILE_SCALES)
     # without the rule the same picture reads 0.27: the larger scales are what find these tiles
-    monkeypatch.setattr(scales, "READS_WELL", 0.6)
+    monkeypatch.setattr(scales, "READS_WELL", reads_well)
     monkeypatch.setattr(scales, "SMALL_TILE_PX", 0.0)
     seen.clear()
     assert f1_with_codes(rec.detect(img), tiles) < 0.5
