@@ -30,7 +30,15 @@ from vision.enroll_grid import (
     sort_into_grid,
     tile_candidates,
 )
-from vision.enroll_order import MISPLACED_SURE, TWICE_SURE, laid_twice, misplaced, reads_as
+from vision.enroll_order import (
+    MISPLACED_SURE,
+    SWAP_ODDS,
+    TWICE_SURE,
+    doubtful_swaps,
+    laid_twice,
+    misplaced,
+    reads_as,
+)
 from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
@@ -39,8 +47,8 @@ if TYPE_CHECKING:
     from vision.tileset import TileSet
 
 __all__ = [
-    "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError", "agreement",
-    "augment_crops", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes", "layout_sheet_svg",
+    "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "SWAP_ODDS", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError",
+    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes", "layout_sheet_svg",
     "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
 
@@ -136,8 +144,10 @@ def enroll_image(
     Tiles laid in each other's places (:func:`misplaced`) are put back where they belong, each
     under the code it reads, and ``meta["reordered"]`` names each one moved: the ``place`` it lay
     in and the ``tile`` it is.  A place whose tile reads surely as another place's, which reads so
-    too (:func:`laid_twice`), is refused with :class:`EnrollError`.  ``as_laid`` keeps every tile
-    where it lies and refuses none.  Raises :class:`EnrollError` when the photo does not show the
+    too (:func:`laid_twice`), is refused with :class:`EnrollError`.  Two places whose tiles read
+    each likelier as the other's, though not surely (:func:`doubtful_swaps`), are enrolled as laid
+    and named in ``meta["maybe_swapped"]`` (``[place, place]`` pairs) for the player to check.
+    ``as_laid`` keeps every tile where it lies, refuses none and names none.  Raises :class:`EnrollError` when the photo does not show the
     layout.
     """
     from vision.classify import Classified
@@ -164,6 +174,9 @@ def enroll_image(
                          for k, j in twice)
         raise EnrollError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place and "
                           "take the photo again, or keep every tile where it lies (--as-laid)")
+    maybe = [] if as_laid else doubtful_swaps(res.probs, clf.classes, codes)
+    if maybe:
+        meta["maybe_swapped"] = [[codes[i], codes[j]] for i, j in maybe]
     agree = agreement(res.codes, codes)
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)

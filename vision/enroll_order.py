@@ -1,7 +1,8 @@
 """Tiles laid out of the sheet's order on an enrollment photo (:func:`vision.enroll.enroll_image`):
 tiles laid in each other's places (:func:`misplaced`), put back where they belong, and a tile laid
 twice in place of another (:func:`laid_twice`), refused.  Both go by what the base classifier
-reads each place's tile as, surely."""
+reads each place's tile as, surely.  Two tiles it reads each likelier as the other's than as their
+own, though not surely (:func:`doubtful_swaps`), are only named, for the player to look at."""
 
 from __future__ import annotations
 
@@ -83,3 +84,54 @@ def reads_as(code: str, place: str) -> bool:
     """Whether a tile read ``code`` is the tile of a place laid out for ``place`` (any flower or
     season for the American layout's ``F``)."""
     return code == place or (place == FLOWER and is_flower(code))
+
+
+SWAP_ODDS = 10.0
+"""Two places' tiles are named as perhaps laid in each other's places (:func:`doubtful_swaps`) only
+where the base classifier's readings make the swap at least ``exp(SWAP_ODDS)`` (about 22,000)
+times likelier than the places as laid.  Fifty-sixth session (a ``/tmp`` script): 223 layouts,
+grid photos of 13 artwork styles and rendered table photos of 5 American sets, drawn twice, each
+laid right and again with two random tiles swapped.  The highest log-odds on a layout laid right
+were 7.7-7.8 (the held-out ``xm-dorothys``' FL3 and SE2, an ``xm-dorwhite`` set's 5B and 8D).  At 10, no layout laid right is named, and 22 of the 66 swaps
+(of 226) that :func:`misplaced` leaves are; at 8, 36 and still none laid right, too near those
+7.8; at 7, 5 layouts laid right."""
+
+
+def place_probabilities(probs: FloatArray, classes: Sequence[str], codes: Sequence[str]) -> FloatArray:
+    """``(N, N)``: the probability that the tile in place ``i`` reads as place ``k``'s code (any
+    flower or season for the layout's ``F``), from ``(N, C)`` class probabilities over ``classes``."""
+    index = {c: n for n, c in enumerate(classes)}
+    flowers = [n for n, c in enumerate(classes) if is_flower(c)]
+    p = np.asarray(probs, np.float32)
+    cols = [p[:, flowers].sum(axis=1) if c == FLOWER else p[:, index[c]] if c in index else np.zeros(len(p), np.float32)
+            for c in codes]
+    return np.stack(cols, axis=1) if cols else np.zeros((len(p), 0), np.float32)
+
+
+def doubtful_swaps(probs: FloatArray, classes: Sequence[str], codes: Sequence[str],
+                   odds: float = SWAP_ODDS) -> list[tuple[int, int]]:
+    """Pairs of places ``(i, j)``, ``i < j``, whose tiles perhaps lie in each other's places: each
+    reads likelier as the other place's tile than as its own, and the two readings together make
+    the swap at least ``exp(odds)`` times likelier than the places as laid.  The surest pair first,
+    each place in one pair at most.  Unlike :func:`misplaced`, which moves tiles the classifier
+    reads surely, these are only to be named: a set the models do not know can read so laid right
+    (:data:`SWAP_ODDS`)."""
+    n = len(codes)
+    if n < 2:
+        return []
+    log_p = np.log(np.clip(place_probabilities(probs, classes, codes), 1e-6, 1.0)).astype(np.float64)
+    own = np.diag(log_p)
+    gain = log_p + log_p.T - own[:, None] - own[None, :]
+    likelier = log_p > own[:, None]
+    gain = np.where(likelier & likelier.T, gain, -np.inf)
+    np.fill_diagonal(gain, -np.inf)
+    pairs: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for flat in np.argsort(-gain, axis=None, kind="stable"):
+        i, j = divmod(int(flat), n)
+        if not gain[i, j] >= odds:
+            break
+        if i < j and i not in used and j not in used:
+            pairs.append((i, j))
+            used.update((i, j))
+    return pairs

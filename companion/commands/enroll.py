@@ -108,6 +108,11 @@ def enroll(
         where = ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved)
         print(f"{len(moved)} tiles lay in each other's places: {where}; each is enrolled as the tile it"
               " reads surely (--as-laid keeps them as laid)")
+    for a, b in tileset.meta.get("maybe_swapped", []):
+        files = [f"crops/{tileset.codes.index(c):02d}_{c}.png" for c in (a, b)]
+        print(f"warning: the tiles in {a}'s and {b}'s places may lie in each other's places (each reads likelier"
+              f" as the other's tile, though not surely): look at {files[0]} and {files[1]}; if they do, lay them"
+              " right and enroll again")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print(

@@ -227,7 +227,8 @@ def enroll() -> Response:
 
     meta = load_tileset(folder).meta
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
-                   turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []))
+                   turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
+                   maybe_swapped=meta.get("maybe_swapped", []))
 
 
 @bp.post("/api/zones")

@@ -1,6 +1,7 @@
 """Tiles laid out of the sheet's order (two swapped, three moved round) are enrolled where they
 belong, each as the tile it reads surely (:func:`vision.enroll.misplaced`); ``--as-laid`` keeps
-them where they lie, and a set laid right is never reordered."""
+them where they lie, and a set laid right is never reordered.  Two tiles read each likelier as the
+other's, though not surely, are named for the player to check (:func:`vision.enroll.doubtful_swaps`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from enroll_helpers import MODEL, SWAPS, holdout_grid, swapped_grid
 from companion.cli import main
 from vision.artwork import TRAIN_STYLES, tile_faces
 from vision.classify import TileClassifier
-from vision.enroll import EnrollError, enroll_image, grid_photo, laid_twice, layout_codes, misplaced
+from vision.enroll import (
+    SWAP_ODDS,
+    EnrollError,
+    doubtful_swaps,
+    enroll_image,
+    grid_photo,
+    laid_twice,
+    layout_codes,
+    misplaced,
+)
 
 CODES = ["1B", "2B", "3B", "4B", "F", "J"]
 
@@ -61,7 +71,7 @@ def test_a_set_the_models_do_not_know_laid_right_is_not_reordered(style: str, tm
         image = grid_photo(faces, "chinese", np.random.default_rng(1))[0]
     ts, _, agree = enroll_image(image, "chinese", TileClassifier(MODEL), style)
     assert agree < 0.95  # misreads there are
-    assert "reordered" not in ts.meta
+    assert "reordered" not in ts.meta and "maybe_swapped" not in ts.meta
 
 
 def test_enroll_says_which_tiles_it_put_back_and_as_laid_keeps_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,3 +116,62 @@ def test_a_tile_laid_twice_in_place_of_another_is_refused_unless_as_laid(tmp_pat
     assert main([*args, "--name", "twice"]) == 3
     assert not (tmp_path / "sets" / "twice").exists()
     assert main([*args, "--name", "twice", "--as-laid"]) == 0
+
+
+def _probs(rows: dict[int, dict[str, float]], classes: list[str]) -> np.ndarray:
+    """Class probabilities for the places of :data:`CODES`: each place's own code at 0.9 unless
+    ``rows`` gives that place's readings (the rest spread evenly)."""
+    out = np.zeros((len(CODES), len(classes)), np.float32)
+    for i, code in enumerate(CODES):
+        given = rows.get(i, {code if code != "F" else "FL1": 0.9})
+        rest = (1 - sum(given.values())) / (len(classes) - len(given))
+        out[i] = [given.get(c, rest) for c in classes]
+    return out
+
+
+def test_doubtful_swaps_names_two_places_each_read_likelier_as_the_other_by_the_odds_asked() -> None:
+    classes = TileClassifier(MODEL).classes
+    assert doubtful_swaps(_probs({}, classes), classes, CODES) == []
+    # neither tile read surely as the other's (misplaced finds none), but each far likelier so than as its own
+    unsure = {1: {"3B": 0.3, "2B": 1e-4}, 2: {"2B": 0.25, "3B": 1e-4}}
+    assert doubtful_swaps(_probs(unsure, classes), classes, CODES) == [(1, 2)]
+    gain = float(np.log(0.3) + np.log(0.25) - 2 * np.log(1e-4))
+    assert doubtful_swaps(_probs(unsure, classes), classes, CODES, odds=gain + 0.1) == []
+    assert SWAP_ODDS < gain
+    # one of the two read likelier as its own tile: no swap, however unlikely the other
+    one_way = {1: {"3B": 0.3, "2B": 1e-4}, 2: {"2B": 0.25, "3B": 0.3}}
+    assert doubtful_swaps(_probs(one_way, classes), classes, CODES) == []
+    # a flower read for the layout's F, and a place named in one pair at most
+    flower = {3: {"FL2": 0.2, "4B": 1e-5}, 4: {"4B": 0.5, "FL1": 1e-6, "FL2": 1e-6}}
+    assert doubtful_swaps(_probs(flower, classes), classes, CODES) == [(3, 4)]
+    three = {0: {"2B": 0.2, "3B": 0.2, "1B": 1e-6}, 1: {"1B": 0.5, "2B": 1e-6}, 2: {"1B": 0.3, "3B": 1e-6}}
+    assert doubtful_swaps(_probs(three, classes), classes, CODES) == [(0, 1)]
+
+
+@pytest.mark.parametrize(("style", "a", "b"), [("km-egypt", "6B", "FL1"), ("font-symbola", "3C", "RD")])
+def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_moved(
+    style: str, a: str, b: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Swaps :func:`misplaced` cannot put back: neither tile reads surely as the other's (km-egypt's
+    6 Bams as a flower at 0.3, its flower as a 6 Bams; Symbola's 3 Craks and red dragon's line art)."""
+    faces = {c: v[0] for c, v in tile_faces(style).items()}
+    laid = {**faces, a: faces[b], b: faces[a]}
+    clf = TileClassifier(MODEL)
+    right, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
+    swapped, _ = grid_photo(laid, "chinese", np.random.default_rng(0))
+    assert "maybe_swapped" not in enroll_image(right, "chinese", clf, style)[0].meta
+    ts, _, _ = enroll_image(swapped, "chinese", clf, style)
+    assert ts.meta["maybe_swapped"] == [[a, b]] and "reordered" not in ts.meta
+    assert ts.codes == tuple(layout_codes("chinese"))  # enrolled as laid: only named
+    assert "maybe_swapped" not in enroll_image(swapped, "chinese", clf, style, as_laid=True)[0].meta
+    photo = tmp_path / "swapped.png"
+    cv2.imwrite(str(photo), swapped)
+    root = tmp_path / "sets"
+    assert main(["enroll", str(photo), "--layout", "chinese", "--root", str(root), "--model", str(MODEL),
+                 "--name", "doubt"]) == 0
+    out = capsys.readouterr().out
+    codes = layout_codes("chinese")
+    assert (f"warning: the tiles in {a}'s and {b}'s places may lie in each other's places" in out
+            and f"look at crops/{codes.index(a):02d}_{a}.png and crops/{codes.index(b):02d}_{b}.png" in out)
+    assert (root / "doubt" / "crops" / f"{codes.index(a):02d}_{a}.png").is_file()
+    assert json.loads((root / "doubt" / "tileset.json").read_text())["maybe_swapped"] == [[a, b]]

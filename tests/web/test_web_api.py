@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from flask.testing import FlaskClient
-from web_helpers import SWAPPED, layout_jpeg
+from web_helpers import DOUBTFUL, SWAPPED, layout_jpeg
 
 from companion.live import Live
 from companion.web import create_app
@@ -182,7 +182,7 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     assert r.status_code == 200, r.get_json()
     got = r.get_json()
     assert got["reordered"] == [{"place": "3B", "tile": "4B"}, {"place": "4B", "tile": "3B"}]
-    assert got["base_agreement"] > 0.9 and got["turned_degrees"] == 0
+    assert got["base_agreement"] > 0.9 and got["turned_degrees"] == 0 and got["maybe_swapped"] == []
     assert (tmp_path / "sets" / "mine" / "tileset.json").is_file()
     r = client.post("/api/enroll", data={"name": "laid", "layout": "chinese", "as_laid": "1",
                                          "photo": (io.BytesIO(photo), "p.jpg")})
@@ -191,6 +191,10 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     r = client.post("/api/enroll", data={"name": "twice", "layout": "chinese", "photo": (io.BytesIO(twice), "p.jpg")})
     assert r.status_code == 422 and "the tile in 7C's place reads as 8C" in r.get_json()["error"]
     assert not (tmp_path / "sets" / "twice").exists()
+    style, laid = DOUBTFUL
+    r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese",
+                                         "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})
+    assert r.status_code == 200 and r.get_json()["maybe_swapped"] == [["6B", "FL1"]] and r.get_json()["reordered"] == []
 
 
 def test_tile_pictures(client: FlaskClient) -> None:

@@ -166,10 +166,10 @@ def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: obje
     assert len(posts) == 1
 
 
-def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_laid_out(
+def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_laid_out_or_two_may_be_swapped(
     server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from web_helpers import SWAPPED, layout_jpeg
+    from web_helpers import DOUBTFUL, SWAPPED, layout_jpeg
 
     import vision.tileset
 
@@ -196,6 +196,15 @@ def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_lai
     warned = page.locator("#enroll-result.warn")
     warned.wait_for(timeout=30_000)
     assert "Enrolled line-art" in warned.inner_text() and "Few tiles read as laid out" in warned.inner_text()
+    # two tiles read each likelier as the other's, though not surely: named, with a warning
+    style, laid = DOUBTFUL
+    photo.write_bytes(layout_jpeg(laid, style))
+    page.fill("#enroll-name", "doubt")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Enrolled doubt')", timeout=30_000)
+    text = page.locator("#enroll-result.warn").inner_text()
+    assert "The tiles in 6B's and FL1's places may lie in each other's places" in text and "Few tiles" not in text
 
 
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:

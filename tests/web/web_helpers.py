@@ -20,3 +20,8 @@ def layout_jpeg(laid: dict[str, str], style: str | None = None) -> bytes:
 
 SWAPPED = {"3B": "4B", "4B": "3B"}
 """3 Bams and 4 Bams laid in each other's places."""
+
+
+DOUBTFUL = ("km-egypt", {"6B": "FL1", "FL1": "6B"})
+"""A style whose 6 Bams and first flower, laid in each other's places, read each likelier as the
+other's but not surely: named for the player to check, not moved."""
