@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "SWAP_ODDS", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError",
-    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes", "layout_sheet_svg",
-    "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
+    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes",
+    "layout_sheet_svg", "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
 
 Image = npt.NDArray[np.uint8]
@@ -147,8 +147,8 @@ def enroll_image(
     too (:func:`laid_twice`), is refused with :class:`EnrollError`.  Two places whose tiles read
     each likelier as the other's, though not surely (:func:`doubtful_swaps`), are enrolled as laid
     and named in ``meta["maybe_swapped"]`` (``[place, place]`` pairs) for the player to check.
-    ``as_laid`` keeps every tile where it lies, refuses none and names none.  Raises :class:`EnrollError` when the photo does not show the
-    layout.
+    ``as_laid`` keeps every tile where it lies, refuses none and names none.  Raises
+    :class:`EnrollError` when the photo does not show the layout.
     """
     from vision.classify import Classified
     from vision.light import without_light

@@ -92,9 +92,9 @@ where the base classifier's readings make the swap at least ``exp(SWAP_ODDS)`` (
 times likelier than the places as laid.  Fifty-sixth session (a ``/tmp`` script): 223 layouts,
 grid photos of 13 artwork styles and rendered table photos of 5 American sets, drawn twice, each
 laid right and again with two random tiles swapped.  The highest log-odds on a layout laid right
-were 7.7-7.8 (the held-out ``xm-dorothys``' FL3 and SE2, an ``xm-dorwhite`` set's 5B and 8D).  At 10, no layout laid right is named, and 22 of the 66 swaps
-(of 226) that :func:`misplaced` leaves are; at 8, 36 and still none laid right, too near those
-7.8; at 7, 5 layouts laid right."""
+were 7.7-7.8 (the held-out ``xm-dorothys``' FL3 and SE2, an ``xm-dorwhite`` set's 5B and 8D).
+At 10, no layout laid right is named, and 22 of the 66 swaps (of 226) that :func:`misplaced`
+leaves are; at 8, 36 and still none laid right, too near those 7.8; at 7, 5 layouts laid right."""
 
 
 def place_probabilities(probs: FloatArray, classes: Sequence[str], codes: Sequence[str]) -> FloatArray:
@@ -103,8 +103,8 @@ def place_probabilities(probs: FloatArray, classes: Sequence[str], codes: Sequen
     index = {c: n for n, c in enumerate(classes)}
     flowers = [n for n, c in enumerate(classes) if is_flower(c)]
     p = np.asarray(probs, np.float32)
-    cols = [p[:, flowers].sum(axis=1) if c == FLOWER else p[:, index[c]] if c in index else np.zeros(len(p), np.float32)
-            for c in codes]
+    none = np.zeros(len(p), np.float32)
+    cols = [p[:, flowers].sum(axis=1) if c == FLOWER else p[:, index[c]] if c in index else none for c in codes]
     return np.stack(cols, axis=1) if cols else np.zeros((len(p), 0), np.float32)
 
 
