@@ -5,12 +5,14 @@
 layout and stores crops + embeddings under ``calibration/tilesets/NAME/``.  Exit codes: 0 done,
 2 usage or unreadable input, 3 the photo does not show the layout (wrong tile count or rows) or a
 tile is laid twice in place of another.  Two tiles laid in each other's places are put back
-(``--as-laid`` keeps every tile where it lies).
+(``--as-laid`` keeps every tile where it lies).  ``--list`` prints a line a set: its layout, tile
+count, the share read as laid out and what its enrollment said to check.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,11 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", type=Path, default=None, help="classifier model (default the photo classifier: models/classifier-int8.onnx, else models/classifier.onnx)"
     )
-    p.add_argument("--list", action="store_true", help="list the enrolled tile sets")
+    p.add_argument(
+        "--list", action="store_true",
+        help="list the enrolled tile sets, a line each: layout, tiles, share read as laid out, places to check",
+    )
     p.add_argument(
         "--as-laid", action="store_true",
         help="keep every tile where it lies (by default two tiles that read surely as each other's "
-             "codes are put back in each other's places, and a tile laid twice is refused)",
+             "codes are put back in each other's places, two that read likelier so are named, and a tile "
+             "laid twice is refused)",
     )
 
 
@@ -121,6 +127,28 @@ def enroll(
     return folder
 
 
+def describe(name: str, root: Path | None = None) -> str:
+    """One line for ``enroll --list``: the set's name, layout and tile count, how many the base
+    classifier read as laid out, and what the enrollment said to check (tiles put back, two
+    places that may hold each other's tiles); what its ``tileset.json`` lacks is left out."""
+    import vision.tileset
+
+    path = (root or vision.tileset.TILESETS_DIR) / name / "tileset.json"
+    try:
+        info = json.loads(path.read_text())
+        parts = [f"{info['layout']} layout, {len(info['codes'])} tiles"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{name}: unreadable {path}: {exc}"
+    if isinstance(info.get("base_agreement"), (int, float)):
+        parts.append(f"{info['base_agreement']:.0%} read as laid out")
+    moved = info.get("reordered") or []
+    if moved:
+        parts.append("put back: " + ", ".join(f"{m.get('tile')} in {m.get('place')}'s place" for m in moved))
+    for pair in info.get("maybe_swapped") or []:
+        parts.append(f"to check: {' and '.join(map(str, pair))} may lie in each other's places")
+    return f"{name}: " + "; ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.sheet:
         write_sheet(Path(args.sheet), args.layout)
@@ -130,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         from vision.tileset import list_tilesets
 
         for name in list_tilesets(args.root):
-            print(name)
+            print(describe(name, args.root))
         return 0
     if not args.name or not args.photo:
         raise CommandError("enroll needs --name NAME and a PHOTO (or --sheet OUT, or --list)")

@@ -86,6 +86,15 @@ def test_enroll_says_which_tiles_it_put_back_and_as_laid_keeps_them(tmp_path: Pa
     assert main([*args, "--name", "laid", "--as-laid"]) == 0
     assert "each other's places" not in capsys.readouterr().out
     assert "reordered" not in json.loads((root / "laid" / "tileset.json").read_text())
+    (root / "broken").mkdir()
+    (root / "broken" / "tileset.json").write_text("{not json")
+    assert main(["enroll", "--list", "--root", str(root)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith(f"broken: unreadable {root / 'broken' / 'tileset.json'}")
+    n = len(layout_codes("chinese"))
+    agree = json.loads((root / "laid" / "tileset.json").read_text())["base_agreement"]
+    assert 0.5 < agree < 1 and listed[1] == f"laid: chinese layout, {n} tiles; {agree:.0%} read as laid out"
+    assert listed[2].startswith(f"put-back: chinese layout, {n} tiles; 100% read as laid out; put back: 4B in 3B's place")
 
 
 def test_laid_twice_finds_a_place_whose_tile_reads_surely_as_another_places_as_that_one_does() -> None:
@@ -175,3 +184,5 @@ def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_m
             and f"look at crops/{codes.index(a):02d}_{a}.png and crops/{codes.index(b):02d}_{b}.png" in out)
     assert (root / "doubt" / "crops" / f"{codes.index(a):02d}_{a}.png").is_file()
     assert json.loads((root / "doubt" / "tileset.json").read_text())["maybe_swapped"] == [[a, b]]
+    assert main(["enroll", "--list", "--root", str(root)]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"read as laid out; to check: {a} and {b} may lie in each other's places")
