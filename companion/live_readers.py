@@ -111,16 +111,38 @@ def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
                         "without it to see the recognition models read them.")
         return ReplayReader()
     try:
-        return _model_reader(config)
+        reader = _model_reader(config)
     except Exception as exc:  # missing models or modules must not stop the server
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("tile recognition unavailable: %s", reason)
+    else:
+        warnings.extend(tileset_warnings(config.tileset))
+        return reader
     if config.source == "demo" and (DEMO_DIR / "readings.json").is_file():
         warnings.append(f"Tile recognition models unavailable ({reason}); the demo replays the "
                         "readings recorded with its frames.")
         return ReplayReader()
     warnings.append(f"Tile recognition models unavailable ({reason}); video only, no readings.")
     return NullReader()
+
+
+def tileset_warnings(name: str) -> list[str]:
+    """What an enrolled set's enrollment asked the player to check (two places that may hold each
+    other's tiles, ``vision.enroll_order.doubtful_swaps``), for the page's banner; none for the
+    base recogniser or a set whose ``tileset.json`` does not say."""
+    if name == "american":
+        return []
+    from vision.tileset import load_tileset
+
+    try:
+        ts = load_tileset(name)
+    except (OSError, ValueError, KeyError) as exc:  # the recogniser read it already: no banner line is worth a stop
+        log.warning("tile set %r: %s", name, exc)
+        return []
+    pairs = [p for p in ts.meta.get("maybe_swapped") or [] if isinstance(p, list) and len(p) == 2]
+    return [f"Tile set {ts.name}: the tiles in {a}'s and {b}'s places may lie in each other's places "
+            "(its enrollment could not tell); look at its crops, and enroll it again if they do."
+            for a, b in pairs]
 
 
 def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:

@@ -131,3 +131,30 @@ def test_missing_models_fall_back_with_a_warning(monkeypatch: pytest.MonkeyPatch
     monkeypatch.undo()
     assert isinstance(make_reader(LiveConfig(source="demo", replay=True), warnings), ReplayReader)
     assert "--replay-demo" in warnings[0]
+
+
+def test_an_enrolled_set_with_places_to_check_says_so_on_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A set enrolled with two places named as perhaps swapped (``maybe_swapped``) is read, and the
+    page's banner says which places to check; a set with none adds no line."""
+    import numpy as np
+
+    import vision.tileset
+    from companion.live_readers import tileset_warnings
+    from vision.artwork import tile_faces
+    from vision.classify import DEFAULT_MODEL, TileClassifier, photo_classifier
+    from vision.enroll import enroll_image, grid_photo
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    faces = {c: v[0] for c, v in tile_faces("km-egypt").items()}
+    clf = TileClassifier(photo_classifier(DEFAULT_MODEL.parent))
+    for name, laid in (("doubt", {**faces, "6B": faces["FL1"], "FL1": faces["6B"]}), ("plain", faces)):
+        ts, crops, _ = enroll_image(grid_photo(laid, "chinese", np.random.default_rng(0))[0], "chinese", clf, name)
+        vision.tileset.save_tileset(ts, crops)
+    assert tileset_warnings("plain") == [] and tileset_warnings("american") == []
+    warnings: list[str] = []
+    reader = make_reader(LiveConfig(source="demo", tileset="doubt", data_dir=str(tmp_path / "d"), demo_fps=0), warnings)
+    assert type(reader).__name__ == "ModelReader"
+    assert warnings == ["Tile set doubt: the tiles in 6B's and FL1's places may lie in each other's places (its "
+                        "enrollment could not tell); look at its crops, and enroll it again if they do."]
+    (tmp_path / "sets" / "doubt" / "tileset.json").write_text("{broken")
+    assert tileset_warnings("doubt") == []  # a line on the page is not worth a stop
