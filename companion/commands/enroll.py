@@ -16,8 +16,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from companion.cli import CommandError
+
+if TYPE_CHECKING:
+    from vision.tileset import TileSet
 
 NAME = "enroll"
 HELP = "teach a tile set from a photo of one of each tile (--sheet prints the layout to lay out)"
@@ -106,6 +110,13 @@ def enroll(
     }
     folder = save_tileset(replace(tileset, meta=meta), crops, root)
     print(f"enrolled {len(tileset.codes)} tiles as {name!r} in {folder}")
+    _report(tileset, agree)
+    return folder
+
+
+def _report(tileset: TileSet, agree: float) -> None:
+    """What the enrollment did and what the player should check: a photo read turned, tiles put
+    back, two places that may hold each other's tiles, few tiles read as laid out."""
     if tileset.meta.get("turned_degrees"):
         print(f"the photo was taken turned: read turned by {tileset.meta['turned_degrees']} degrees"
               " (counter-clockwise), where its tiles form the layout's rows")
@@ -121,10 +132,7 @@ def enroll(
               " right and enroll again")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
-        print(
-            "warning: few tiles read as laid out; check that the tiles lie in the sheet's order"
-        )
-    return folder
+        print("warning: few tiles read as laid out; check that the tiles lie in the sheet's order")
 
 
 def describe(name: str, root: Path | None = None) -> str:
