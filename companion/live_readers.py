@@ -128,21 +128,15 @@ def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
 
 def tileset_warnings(name: str) -> list[str]:
     """What an enrolled set's enrollment asked the player to check (two places that may hold each
-    other's tiles, ``vision.enroll_order.doubtful_swaps``), for the page's banner; none for the
-    base recogniser or a set whose ``tileset.json`` does not say."""
+    other's tiles, ``vision.tileset.places_to_check``), for the page's banner; none for the base
+    recogniser or a set whose ``tileset.json`` does not say (or cannot be read)."""
     if name == "american":
         return []
-    from vision.tileset import load_tileset
+    from vision.tileset import places_to_check
 
-    try:
-        ts = load_tileset(name)
-    except (OSError, ValueError, KeyError) as exc:  # the recogniser read it already: no banner line is worth a stop
-        log.warning("tile set %r: %s", name, exc)
-        return []
-    pairs = [p for p in ts.meta.get("maybe_swapped") or [] if isinstance(p, list) and len(p) == 2]
-    return [f"Tile set {ts.name}: the tiles in {a}'s and {b}'s places may lie in each other's places "
+    return [f"Tile set {name}: the tiles in {a}'s and {b}'s places may lie in each other's places "
             "(its enrollment could not tell); look at its crops, and enroll it again if they do."
-            for a, b in pairs]
+            for a, b in places_to_check(name)]
 
 
 def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:

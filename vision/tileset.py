@@ -107,6 +107,19 @@ def load_tileset(name_or_path: str | Path, root: Path | None = None) -> TileSet:
     return TileSet(str(info["name"]), str(info["layout"]), codes, emb, meta)
 
 
+def places_to_check(name_or_path: str | Path, root: Path | None = None) -> list[tuple[str, str]]:
+    """The pairs of places an enrollment named as perhaps holding each other's tiles
+    (``maybe_swapped`` in ``tileset.json``, :func:`vision.enroll_order.doubtful_swaps`); none
+    where the set says none or its ``tileset.json`` cannot be read (the recogniser says that)."""
+    p = Path(name_or_path)
+    try:
+        folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
+        pairs = json.loads((folder / "tileset.json").read_text()).get("maybe_swapped") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [(str(a), str(b)) for a, b in (q for q in pairs if isinstance(q, list) and len(q) == 2)]
+
+
 def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDArray[np.uint8] | None:
     """The enrolled crops of a tile set in layout order (``crops/NN_CODE.png``), or None when any
     is missing or unreadable."""

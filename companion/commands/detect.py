@@ -110,7 +110,7 @@ def _recognizer(args: argparse.Namespace) -> TileRecognizer:
     from vision.runtime import ModelFileError
 
     try:
-        return TileRecognizer(
+        rec = TileRecognizer(
             models_dir=Path(args.models) if args.models else REPO / "models",
             tileset=args.tileset,
             input_long_side=args.input_size,
@@ -119,6 +119,19 @@ def _recognizer(args: argparse.Namespace) -> TileRecognizer:
         )
     except ModelFileError as exc:
         raise CommandError(str(exc), 3) from exc
+    if args.tileset:
+        _say_places_to_check(args.tileset)
+    return rec
+
+
+def _say_places_to_check(tileset: str) -> None:
+    """Two places the set's enrollment named as perhaps swapped, on stderr (the JSON lines stay on
+    stdout)."""
+    from vision.tileset import places_to_check
+
+    for a, b in places_to_check(tileset):
+        print(f"warning: tile set {tileset}: the tiles in {a}'s and {b}'s places may lie in each other's places"
+              " (its enrollment could not tell); look at its crops, and enroll it again if they do", file=sys.stderr)
 
 
 def _detect_one(rec: TileRecognizer, path: str, min_confidence: float, folder: Path | None, taken: set[Path]) -> int:

@@ -186,3 +186,7 @@ def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_m
     assert json.loads((root / "doubt" / "tileset.json").read_text())["maybe_swapped"] == [[a, b]]
     assert main(["enroll", "--list", "--root", str(root)]) == 0
     assert capsys.readouterr().out.strip().endswith(f"read as laid out; to check: {a} and {b} may lie in each other's places")
+    assert main(["detect", str(photo), "--tileset", str(root / "doubt")]) == 0  # read with the set: said again
+    said = capsys.readouterr()
+    assert json.loads(said.out)["tiles"] and (
+        f"warning: tile set {root / 'doubt'}: the tiles in {a}'s and {b}'s places may lie in each other's places" in said.err)
