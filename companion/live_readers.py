@@ -132,11 +132,9 @@ def tileset_warnings(name: str) -> list[str]:
     recogniser or a set whose ``tileset.json`` does not say (or cannot be read)."""
     if name == "american":
         return []
-    from vision.tileset import places_to_check
+    from vision.tileset import to_check
 
-    return [f"Tile set {name}: the tiles in {a}'s and {b}'s places may lie in each other's places "
-            "(its enrollment could not tell); look at its crops, and enroll it again if they do."
-            for a, b in places_to_check(name)]
+    return [f"{line[0].upper()}{line[1:]}." for line in to_check(name)]
 
 
 def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:

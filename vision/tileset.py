@@ -117,7 +117,16 @@ def places_to_check(name_or_path: str | Path, root: Path | None = None) -> list[
         pairs = json.loads((folder / "tileset.json").read_text()).get("maybe_swapped") or []
     except (OSError, ValueError, AttributeError):
         return []
+    if not isinstance(pairs, list):
+        return []
     return [(str(a), str(b)) for a, b in (q for q in pairs if isinstance(q, list) and len(q) == 2)]
+
+
+def to_check(name_or_path: str | Path, root: Path | None = None) -> list[str]:
+    """:func:`places_to_check` in words, a line each, for whatever reads with the set to say."""
+    return [f"tile set {name_or_path}: the tiles in {a}'s and {b}'s places may lie in each other's places (its "
+            "enrollment could not tell); look at its crops, and enroll it again if they do"
+            for a, b in places_to_check(name_or_path, root)]
 
 
 def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDArray[np.uint8] | None:

@@ -127,11 +127,10 @@ def _recognizer(args: argparse.Namespace) -> TileRecognizer:
 def _say_places_to_check(tileset: str) -> None:
     """Two places the set's enrollment named as perhaps swapped, on stderr (the JSON lines stay on
     stdout)."""
-    from vision.tileset import places_to_check
+    from vision.tileset import to_check
 
-    for a, b in places_to_check(tileset):
-        print(f"warning: tile set {tileset}: the tiles in {a}'s and {b}'s places may lie in each other's places"
-              " (its enrollment could not tell); look at its crops, and enroll it again if they do", file=sys.stderr)
+    for line in to_check(tileset):
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def _detect_one(rec: TileRecognizer, path: str, min_confidence: float, folder: Path | None, taken: set[Path]) -> int:

@@ -156,5 +156,6 @@ def test_an_enrolled_set_with_places_to_check_says_so_on_the_page(tmp_path: Path
     assert type(reader).__name__ == "ModelReader"
     assert warnings == ["Tile set doubt: the tiles in 6B's and FL1's places may lie in each other's places (its "
                         "enrollment could not tell); look at its crops, and enroll it again if they do."]
-    (tmp_path / "sets" / "doubt" / "tileset.json").write_text("{broken")
-    assert tileset_warnings("doubt") == []  # a line on the page is not worth a stop
+    for broken in ("{broken", '{"maybe_swapped": 5}', '["maybe_swapped"]'):
+        (tmp_path / "sets" / "doubt" / "tileset.json").write_text(broken)
+        assert tileset_warnings("doubt") == []  # a line on the page is not worth a stop
