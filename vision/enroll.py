@@ -43,12 +43,12 @@ from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
 if TYPE_CHECKING:
-    from vision.classify import TileClassifier
+    from vision.classify import Classified, TileClassifier
     from vision.tileset import TileSet
 
 __all__ = [
     "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "SWAP_ODDS", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError",
-    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "find_tiles", "grid_photo", "laid_twice", "layout_codes",
+    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "exchanges", "find_tiles", "grid_photo", "laid_twice", "layout_codes",
     "layout_sheet_svg", "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
 
@@ -133,9 +133,27 @@ false dead-hand call against one (tenth session, ``bench_table --faces american:
 --enroll``)."""
 
 
+def exchanges(pairs: Sequence[str], layout: str) -> list[tuple[str, str]]:
+    """``["6B,FL1", ...]`` (the player's word that two places hold each other's tiles) as pairs of
+    the layout's codes; a ValueError that names what is wrong: an unknown code, a place twice."""
+    codes = layout_codes(layout)
+    out: list[tuple[str, str]] = []
+    for text in pairs:
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"swap {text!r}: give two places of the layout, e.g. 6B,FL1")
+        for code in parts:
+            if code not in codes:
+                raise ValueError(f"swap {text!r}: {code!r} is not a place of the {layout} layout")
+        if parts[0] == parts[1] or {*parts} & {c for pair in out for c in pair}:
+            raise ValueError(f"swap {text!r}: each place may be swapped once, and not with itself")
+        out.append((parts[0], parts[1]))
+    return out
+
+
 def enroll_image(
     image: Image, layout: str, clf: TileClassifier, name: str, augment: int = AUGMENT,
-    as_laid: bool = False,
+    as_laid: bool = False, exchanged: Sequence[tuple[str, str]] = (),
 ) -> tuple[TileSet, Image, float]:
     """Find, order and embed the tiles of an enrollment photo.
 
@@ -147,10 +165,11 @@ def enroll_image(
     too (:func:`laid_twice`), is refused with :class:`EnrollError`.  Two places whose tiles read
     each likelier as the other's, though not surely (:func:`doubtful_swaps`), are enrolled as laid
     and named in ``meta["maybe_swapped"]`` (``[place, place]`` pairs) for the player to check.
-    ``as_laid`` keeps every tile where it lies, refuses none and names none.  Raises
-    :class:`EnrollError` when the photo does not show the layout.
+    ``as_laid`` keeps every tile where it lies, refuses none and names none.  ``exchanged``: pairs
+    of places (:func:`exchanges`) the player says hold each other's tiles, exchanged first and
+    listed in ``meta["exchanged"]``.  Raises :class:`EnrollError` when the photo does not show the
+    layout.
     """
-    from vision.classify import Classified
     from vision.light import without_light
     from vision.tileset import TileSet, prototypes_from
 
@@ -159,13 +178,19 @@ def enroll_image(
     turn, crops = upright_grid(image, layout, clf)
     res = clf.run(crops)
     meta: dict[str, Any] = {"turned_degrees": 90 * turn} if turn else {}
+    if exchanged:
+        order = np.arange(len(codes))
+        for a, b in exchanged:
+            i, j = codes.index(a), codes.index(b)
+            order[i], order[j] = order[j], order[i]
+        crops, res = crops[order], _reordered(res, order)
+        meta["exchanged"] = [[a, b] for a, b in exchanged]
     cycles = [] if as_laid else misplaced(res.codes, res.confidence, codes)
     if cycles:
         order = np.arange(len(codes))
         for cycle in cycles:  # the tile laid in slot k reads as the next slot's code
             order[np.roll(cycle, -1)] = cycle
-        crops = crops[order]
-        res = Classified([res.codes[k] for k in order], res.confidence[order], res.probs[order], res.embeddings[order])
+        crops, res = crops[order], _reordered(res, order)
         meta["reordered"] = [{"place": codes[k], "tile": codes[j]}
                              for cycle in cycles for k, j in zip(cycle, np.roll(cycle, -1), strict=True)]
     twice = [] if as_laid else laid_twice(res.codes, res.confidence, codes)
@@ -181,6 +206,13 @@ def enroll_image(
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
     return TileSet(name, layout, tuple(codes), prototypes, meta), crops, agree
+
+
+def _reordered(res: Classified, order: npt.NDArray[np.int64]) -> Classified:
+    """A classifier's readings of crops in ``order``."""
+    from vision.classify import Classified
+
+    return Classified([res.codes[k] for k in order], res.confidence[order], res.probs[order], res.embeddings[order])
 
 
 def agreement(read: Sequence[str], codes: Sequence[str]) -> float:

@@ -46,6 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="list the enrolled tile sets, a line each: layout, tiles, share read as laid out, places to check",
     )
     p.add_argument(
+        "--swap", action="append", metavar="A,B",
+        help="the tiles in places A and B lie in each other's places: enroll each as the other "
+             "(e.g. --swap 6B,FL1, as a warning of enroll may suggest; repeat for more pairs)",
+    )
+    p.add_argument(
         "--as-laid", action="store_true",
         help="keep every tile where it lies (by default two tiles that read surely as each other's "
              "codes are put back in each other's places, two that read likelier so are named, and a tile "
@@ -78,19 +83,24 @@ def write_sheet(out: Path, layout: str) -> None:
 
 
 def enroll(
-    photo: Path, name: str, layout: str, root: Path | None, model: Path | None, as_laid: bool = False
+    photo: Path, name: str, layout: str, root: Path | None, model: Path | None, as_laid: bool = False,
+    swap: tuple[str, ...] = (),
 ) -> Path:
     from dataclasses import replace
 
     import numpy as np
 
     from vision.classify import DEFAULT_MODEL, TileClassifier
-    from vision.enroll import EnrollError, enroll_image
+    from vision.enroll import EnrollError, enroll_image, exchanges
     from vision.io import ImageLoadError, load_image
     from vision.runtime import sha256_of
     from vision.tileset import check_name, save_tileset
 
     check_name(name)
+    try:
+        exchanged = exchanges(swap, layout)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
     if not photo.is_file():
         raise CommandError(f"photo not found: {str(photo)!r}")
     try:
@@ -99,7 +109,8 @@ def enroll(
         raise CommandError(str(exc)) from exc
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
-        tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name, as_laid=as_laid)
+        tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name, as_laid=as_laid,
+                                            exchanged=exchanged)
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
     meta = {
@@ -120,6 +131,8 @@ def _report(tileset: TileSet, agree: float) -> None:
     if tileset.meta.get("turned_degrees"):
         print(f"the photo was taken turned: read turned by {tileset.meta['turned_degrees']} degrees"
               " (counter-clockwise), where its tiles form the layout's rows")
+    for a, b in tileset.meta.get("exchanged", []):
+        print(f"exchanged as asked: the tile in {a}'s place is enrolled as {b}, the tile in {b}'s place as {a}")
     moved = tileset.meta.get("reordered")
     if moved:
         where = ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved)
@@ -128,8 +141,8 @@ def _report(tileset: TileSet, agree: float) -> None:
     for a, b in tileset.meta.get("maybe_swapped", []):
         files = [f"crops/{tileset.codes.index(c):02d}_{c}.png" for c in (a, b)]
         print(f"warning: the tiles in {a}'s and {b}'s places may lie in each other's places (each reads likelier"
-              f" as the other's tile, though not surely): look at {files[0]} and {files[1]}; if they do, lay them"
-              " right and enroll again")
+              f" as the other's tile, though not surely): look at {files[0]} and {files[1]}; if they do, enroll"
+              f" the same photo again with --swap {a},{b}, or lay them right and enroll again")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print("warning: few tiles read as laid out; check that the tiles lie in the sheet's order")
@@ -149,6 +162,8 @@ def describe(name: str, root: Path | None = None) -> str:
         return f"{name}: unreadable {path}: {exc}"
     if isinstance(info.get("base_agreement"), (int, float)):
         parts.append(f"{info['base_agreement']:.0%} read as laid out")
+    for pair in info.get("exchanged") or []:
+        parts.append(f"exchanged as asked: {' and '.join(map(str, pair))}")
     moved = info.get("reordered") or []
     if moved:
         parts.append("put back: " + ", ".join(f"{m.get('tile')} in {m.get('place')}'s place" for m in moved))
@@ -170,5 +185,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.name or not args.photo:
         raise CommandError("enroll needs --name NAME and a PHOTO (or --sheet OUT, or --list)")
-    enroll(Path(args.photo), args.name, args.layout, args.root, args.model, args.as_laid)
+    enroll(Path(args.photo), args.name, args.layout, args.root, args.model, args.as_laid, tuple(args.swap or ()))
     return 0

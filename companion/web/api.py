@@ -198,6 +198,7 @@ def enroll() -> Response:
 
     from companion.cli import CommandError
     from companion.commands.enroll import enroll as enroll_photo
+    from vision.enroll import exchanges
 
     name = (request.form.get("name") or "").strip()
     layout = request.form.get("layout") or "american"
@@ -205,6 +206,10 @@ def enroll() -> Response:
         abort(400, description="give the tile set a name")
     if layout not in ("american", "chinese"):
         abort(400, description=f"unknown layout: {layout!r} (american or chinese)")
+    try:
+        exchanges(request.form.getlist("swap"), layout)
+    except ValueError as exc:
+        abort(400, description=str(exc))
     upload = request.files.get("photo")
     if upload is not None and upload.filename:
         data = upload.read()
@@ -218,7 +223,8 @@ def enroll() -> Response:
         photo = Path(tmp) / "enroll.jpg"
         photo.write_bytes(data)
         try:
-            folder = enroll_photo(photo, name, layout, None, None, as_laid=bool(request.form.get("as_laid")))
+            folder = enroll_photo(photo, name, layout, None, None, as_laid=bool(request.form.get("as_laid")),
+                                  swap=tuple(request.form.getlist("swap")))
         except CommandError as exc:
             abort(422, description=str(exc))
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
@@ -228,7 +234,7 @@ def enroll() -> Response:
     meta = load_tileset(folder).meta
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
                    turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
-                   maybe_swapped=meta.get("maybe_swapped", []))
+                   maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []))
 
 
 @bp.post("/api/zones")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from enroll_helpers import MODEL, SWAPS, holdout_grid, swapped_grid
 
+import vision.tileset as vision_tileset
 from companion.cli import main
 from vision.artwork import TRAIN_STYLES, tile_faces
 from vision.classify import TileClassifier
@@ -21,6 +22,7 @@ from vision.enroll import (
     EnrollError,
     doubtful_swaps,
     enroll_image,
+    exchanges,
     grid_photo,
     laid_twice,
     layout_codes,
@@ -184,9 +186,39 @@ def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_m
             and f"look at crops/{codes.index(a):02d}_{a}.png and crops/{codes.index(b):02d}_{b}.png" in out)
     assert (root / "doubt" / "crops" / f"{codes.index(a):02d}_{a}.png").is_file()
     assert json.loads((root / "doubt" / "tileset.json").read_text())["maybe_swapped"] == [[a, b]]
+    assert f"enroll the same photo again with --swap {a},{b}" in out
+    args = ["enroll", str(photo), "--layout", "chinese", "--root", str(root), "--model", str(MODEL)]
+    assert main([*args, "--name", "agreed", "--swap", f"{a},{b}"]) == 0  # the player agrees: exchanged
+    out = capsys.readouterr().out
+    assert f"exchanged as asked: the tile in {a}'s place is enrolled as {b}" in out and "warning" not in out
+    agreed = json.loads((root / "agreed" / "tileset.json").read_text())
+    assert agreed["exchanged"] == [[a, b]] and "maybe_swapped" not in agreed
+    right_set = enroll_image(right, "chinese", clf, style)[0]
+    again = np.sum(vision_tileset.load_tileset(root / "agreed").embeddings * right_set.embeddings, axis=1)
+    assert again.min() > 0.99  # every prototype as the set laid right makes it
     assert main(["enroll", "--list", "--root", str(root)]) == 0
-    assert capsys.readouterr().out.strip().endswith(f"read as laid out; to check: {a} and {b} may lie in each other's places")
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].endswith(f"exchanged as asked: {a} and {b}")
+    assert listed[1].endswith(f"read as laid out; to check: {a} and {b} may lie in each other's places")
     assert main(["detect", str(photo), "--tileset", str(root / "doubt")]) == 0  # read with the set: said again
     said = capsys.readouterr()
     assert json.loads(said.out)["tiles"] and (
         f"warning: tile set {root / 'doubt'}: the tiles in {a}'s and {b}'s places may lie in each other's places" in said.err)
+
+
+def test_a_swap_asked_for_names_two_places_of_the_layout_once_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exchanges([], "chinese") == [] and exchanges(["6B,FL1", " 3C , RD "], "chinese") == [("6B", "FL1"), ("3C", "RD")]
+    for bad, said in (("6B", "give two places"), ("6B,", "give two places"), ("6B,FL1,3C", "give two places"),
+                      ("6B,X9", "'X9' is not a place of the chinese layout"), ("J,F", "'J' is not a place"),
+                      ("6B,6B", "not with itself")):
+        with pytest.raises(ValueError, match=said):
+            exchanges([bad], "chinese")
+    with pytest.raises(ValueError, match="each place may be swapped once"):
+        exchanges(["6B,FL1", "FL1,3C"], "chinese")
+    assert exchanges(["J,F"], "american") == [("J", "F")]
+    photo = tmp_path / "grid.png"
+    cv2.imwrite(str(photo), np.zeros((60, 60, 3), np.uint8))
+    assert main(["enroll", str(photo), "--name", "x", "--layout", "chinese", "--swap", "6B,X9",
+                 "--root", str(tmp_path / "sets")]) == 2
+    assert "'X9' is not a place of the chinese layout" in capsys.readouterr().err
+    assert not (tmp_path / "sets").exists()

@@ -195,6 +195,12 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese",
                                          "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})
     assert r.status_code == 200 and r.get_json()["maybe_swapped"] == [["6B", "FL1"]] and r.get_json()["reordered"] == []
+    r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese", "swap": "6B,FL1",
+                                         "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})
+    assert r.status_code == 200 and r.get_json()["exchanged"] == [["6B", "FL1"]] and r.get_json()["maybe_swapped"] == []
+    r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese", "swap": "6B,X9",
+                                         "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})
+    assert r.status_code == 400 and "'X9' is not a place of the chinese layout" in r.get_json()["error"]
 
 
 def test_tile_pictures(client: FlaskClient) -> None:

@@ -5,6 +5,7 @@ The server follows one pass of the bundled demo (20 fps) on 127.0.0.1 at a free 
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -205,6 +206,18 @@ def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_lai
     page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Enrolled doubt')", timeout=30_000)
     text = page.locator("#enroll-result.warn").inner_text()
     assert "The tiles in 6B's and FL1's places may lie in each other's places" in text and "Few tiles" not in text
+    # the player agrees: the same photo enrolled again with the two exchanged, once
+    page.click("#enroll-result button.exchange")
+    page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Exchanged as asked')",
+                           timeout=30_000)
+    text = page.locator("#enroll-result.ok").inner_text()
+    assert "the tile in 6B's place is enrolled as FL1" in text and "may lie in each other's places" not in text
+    assert json.loads((tmp_path / "sets" / "doubt" / "tileset.json").read_text())["exchanged"] == [["6B", "FL1"]]
+    page.fill("#enroll-name", "doubt-again")
+    page.click("#enroll-form button")
+    page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Enrolled doubt-again')",
+                           timeout=30_000)
+    assert "Exchanged" not in page.locator("#enroll-result").inner_text()  # asked for one submission only
 
 
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
