@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "SWAP_ODDS", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError",
-    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "exchanges", "find_tiles", "grid_photo", "laid_twice", "layout_codes",
-    "layout_sheet_svg", "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
+    "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "exchanges", "find_tiles", "grid_photo", "laid_twice",
+    "layout_codes", "layout_sheet_svg", "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
 
 Image = npt.NDArray[np.uint8]
