@@ -158,17 +158,16 @@ def describe(name: str, root: Path | None = None) -> str:
     try:
         info = json.loads(path.read_text())
         parts = [f"{info['layout']} layout, {len(info['codes'])} tiles"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return f"{name}: unreadable {path}: {exc}"
-    if isinstance(info.get("base_agreement"), (int, float)):
-        parts.append(f"{info['base_agreement']:.0%} read as laid out")
-    for pair in info.get("exchanged") or []:
-        parts.append(f"exchanged as asked: {' and '.join(map(str, pair))}")
-    moved = info.get("reordered") or []
-    if moved:
-        parts.append("put back: " + ", ".join(f"{m.get('tile')} in {m.get('place')}'s place" for m in moved))
-    for pair in info.get("maybe_swapped") or []:
-        parts.append(f"to check: {' and '.join(map(str, pair))} may lie in each other's places")
+        if isinstance(info.get("base_agreement"), (int, float)):
+            parts.append(f"{info['base_agreement']:.0%} read as laid out")
+        parts += [f"exchanged as asked: {a} and {b}" for a, b in info.get("exchanged") or []]
+        moved = info.get("reordered") or []
+        if moved:
+            parts.append("put back: " + ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved))
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a file written by hand, or cut short
+        return f"{name}: unreadable {path}: {exc!r}"
+    parts += [f"to check: {a} and {b} may lie in each other's places"
+              for a, b in vision.tileset.places_to_check(path.parent)]
     return f"{name}: " + "; ".join(parts)
 
 

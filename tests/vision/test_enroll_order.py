@@ -90,13 +90,16 @@ def test_enroll_says_which_tiles_it_put_back_and_as_laid_keeps_them(tmp_path: Pa
     assert "reordered" not in json.loads((root / "laid" / "tileset.json").read_text())
     (root / "broken").mkdir()
     (root / "broken" / "tileset.json").write_text("{not json")
+    (root / "cut-short").mkdir()  # written by hand: fields of the wrong kind
+    (root / "cut-short" / "tileset.json").write_text('{"layout": "chinese", "codes": [], "reordered": [5]}')
     assert main(["enroll", "--list", "--root", str(root)]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert listed[0].startswith(f"broken: unreadable {root / 'broken' / 'tileset.json'}")
+    assert listed[1].startswith(f"cut-short: unreadable {root / 'cut-short' / 'tileset.json'}")
     n = len(layout_codes("chinese"))
     agree = json.loads((root / "laid" / "tileset.json").read_text())["base_agreement"]
-    assert 0.5 < agree < 1 and listed[1] == f"laid: chinese layout, {n} tiles; {agree:.0%} read as laid out"
-    assert listed[2].startswith(f"put-back: chinese layout, {n} tiles; 100% read as laid out; put back: 4B in 3B's place")
+    assert 0.5 < agree < 1 and listed[2] == f"laid: chinese layout, {n} tiles; {agree:.0%} read as laid out"
+    assert listed[3].startswith(f"put-back: chinese layout, {n} tiles; 100% read as laid out; put back: 4B in 3B's place")
 
 
 def test_laid_twice_finds_a_place_whose_tile_reads_surely_as_another_places_as_that_one_does() -> None:
