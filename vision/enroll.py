@@ -167,7 +167,9 @@ def enroll_image(
     and named in ``meta["maybe_swapped"]`` (``[place, place]`` pairs) for the player to check.
     ``as_laid`` keeps every tile where it lies, refuses none and names none.  ``exchanged``: pairs
     of places (:func:`exchanges`) the player says hold each other's tiles, exchanged first and
-    listed in ``meta["exchanged"]``.  Raises :class:`EnrollError` when the photo does not show the
+    listed in ``meta["exchanged"]``; those places are neither put back nor named, and where the
+    classifier reads their tiles surely as each other's even so, ``meta["exchanged_read_otherwise"]``
+    lists the places as :func:`misplaced` would have moved them.  Raises :class:`EnrollError` when the photo does not show the
     layout.
     """
     from vision.light import without_light
@@ -179,33 +181,44 @@ def enroll_image(
     res = clf.run(crops)
     meta: dict[str, Any] = {"turned_degrees": 90 * turn} if turn else {}
     if exchanged:
-        order = np.arange(len(codes))
-        for a, b in exchanged:
-            i, j = codes.index(a), codes.index(b)
-            order[i], order[j] = order[j], order[i]
-        crops, res = crops[order], _reordered(res, order)
+        crops, res = _cycled(crops, res, [[codes.index(a), codes.index(b)] for a, b in exchanged])
         meta["exchanged"] = [[a, b] for a, b in exchanged]
+    asked = {codes.index(c) for pair in exchanged for c in pair}  # the player's word over the classifier's
     cycles = [] if as_laid else misplaced(res.codes, res.confidence, codes)
-    if cycles:
-        order = np.arange(len(codes))
-        for cycle in cycles:  # the tile laid in slot k reads as the next slot's code
-            order[np.roll(cycle, -1)] = cycle
-        crops, res = crops[order], _reordered(res, order)
+    if against := [c for c in cycles if asked & {*c}]:
+        meta["exchanged_read_otherwise"] = [[codes[k] for k in c] for c in against]
+    if cycles := [c for c in cycles if c not in against]:
+        crops, res = _cycled(crops, res, cycles)  # the tile laid in slot k reads as the next slot's code
         meta["reordered"] = [{"place": codes[k], "tile": codes[j]}
                              for cycle in cycles for k, j in zip(cycle, np.roll(cycle, -1), strict=True)]
-    twice = [] if as_laid else laid_twice(res.codes, res.confidence, codes)
-    if twice:
-        said = "; ".join(f"the tile in {codes[k]}'s place reads as {res.codes[k]}, as the tile in {codes[j]}'s place does"
-                         for k, j in twice)
-        raise EnrollError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place and "
-                          "take the photo again, or keep every tile where it lies (--as-laid)")
-    maybe = [] if as_laid else doubtful_swaps(res.probs, clf.classes, codes)
+    if not as_laid:
+        _refuse_laid_twice(res, codes)
+    maybe = [] if as_laid else [(i, j) for i, j in doubtful_swaps(res.probs, clf.classes, codes) if not asked & {i, j}]
     if maybe:
         meta["maybe_swapped"] = [[codes[i], codes[j]] for i, j in maybe]
     agree = agreement(res.codes, codes)
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
     return TileSet(name, layout, tuple(codes), prototypes, meta), crops, agree
+
+
+def _cycled(crops: Image, res: Classified, cycles: Sequence[Sequence[int]]) -> tuple[Image, Classified]:
+    """The crops and their readings with each cycle of slots turned: the tile in a cycle's slot
+    moved to the slot after it (two slots: exchanged)."""
+    order = np.arange(len(crops))
+    for cycle in cycles:
+        order[np.roll(np.asarray(cycle), -1)] = cycle
+    return crops[order], _reordered(res, order)
+
+
+def _refuse_laid_twice(res: Classified, codes: Sequence[str]) -> None:
+    """:class:`EnrollError` where a place's tile reads surely as another place's, which reads so too."""
+    twice = laid_twice(res.codes, res.confidence, codes)
+    if twice:
+        said = "; ".join(f"the tile in {codes[k]}'s place reads as {res.codes[k]}, as the tile in {codes[j]}'s place does"
+                         for k, j in twice)
+        raise EnrollError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place and "
+                          "take the photo again, or keep every tile where it lies (--as-laid)")
 
 
 def _reordered(res: Classified, order: npt.NDArray[np.int64]) -> Classified:

@@ -1,9 +1,10 @@
 """Enrolled tile sets on disk: one example crop per tile code, with its embedding.
 
 A tile set lives in ``calibration/tilesets/NAME/``: ``tileset.json`` (name, layout, codes, the
-classifier's sha256), ``prototypes.npz`` (``codes`` and L2-normalised ``embeddings``) and
-``crops/NN_CODE.png``.  This module names, saves, loads and lists them; :mod:`vision.prototypes`
-reads a tile with one (its prototypes embedded for the running classifier, weighed and matched).
+classifier's sha256), ``prototypes.npz`` (``codes`` and L2-normalised ``embeddings``),
+``crops/NN_CODE.png``, and ``check.png``: the crops laid out as the sheet lays them, under the codes
+they are enrolled as (:mod:`vision.tileset_sheet`), for the player to check.  This module names,
+saves, loads and lists them; :mod:`vision.prototypes` reads a tile with one (its prototypes embedded for the running classifier, weighed and matched).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.classify import l2_normalise
+from vision.tileset_sheet import check_sheet, marks
 
 FloatArray = npt.NDArray[np.float32]
 REPO = Path(__file__).resolve().parents[1]
 TILESETS_DIR = REPO / "calibration" / "tilesets"
+CHECK_SHEET = "check.png"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -88,6 +91,8 @@ def save_tileset(tileset: TileSet, crops: npt.NDArray[np.uint8], root: Path | No
         **tileset.meta,
     }
     (folder / "tileset.json").write_text(json.dumps(info, indent=1) + "\n")
+    sheet = check_sheet(crops, tileset.codes, tileset.layout, marks(tileset.meta))
+    cv2.imwrite(str(folder / CHECK_SHEET), sheet)
     return folder
 
 

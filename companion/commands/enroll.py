@@ -121,28 +121,38 @@ def enroll(
     }
     folder = save_tileset(replace(tileset, meta=meta), crops, root)
     print(f"enrolled {len(tileset.codes)} tiles as {name!r} in {folder}")
-    _report(tileset, agree)
+    _report(tileset, agree, folder)
     return folder
 
 
-def _report(tileset: TileSet, agree: float) -> None:
+def _report(tileset: TileSet, agree: float, folder: Path) -> None:
     """What the enrollment did and what the player should check: a photo read turned, tiles put
-    back, two places that may hold each other's tiles, few tiles read as laid out."""
+    back, two places that may hold each other's tiles, few tiles read as laid out; and the check
+    sheet, every tile under the code it is enrolled as."""
+    from vision.tileset import CHECK_SHEET
+
+    sheet = folder / CHECK_SHEET
+    print(f"each tile under the code it is enrolled as, laid out as the sheet lays them: {sheet} (compare it"
+          " with the sheet; a tile under another tile's code was laid in the wrong place)")
     if tileset.meta.get("turned_degrees"):
         print(f"the photo was taken turned: read turned by {tileset.meta['turned_degrees']} degrees"
               " (counter-clockwise), where its tiles form the layout's rows")
     for a, b in tileset.meta.get("exchanged", []):
         print(f"exchanged as asked: the tile in {a}'s place is enrolled as {b}, the tile in {b}'s place as {a}")
+    for places in tileset.meta.get("exchanged_read_otherwise", []):
+        where = " and ".join(f"{p}'s" for p in places)
+        print(f"warning: exchanged as asked, though the tiles now in {where} places read surely as"
+              f" each other's: look at them, framed in amber in {sheet}; if they were laid right, enroll again without"
+              " that exchange")
     moved = tileset.meta.get("reordered")
     if moved:
         where = ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved)
         print(f"{len(moved)} tiles lay in each other's places: {where}; each is enrolled as the tile it"
               " reads surely (--as-laid keeps them as laid)")
     for a, b in tileset.meta.get("maybe_swapped", []):
-        files = [f"crops/{tileset.codes.index(c):02d}_{c}.png" for c in (a, b)]
         print(f"warning: the tiles in {a}'s and {b}'s places may lie in each other's places (each reads likelier"
-              f" as the other's tile, though not surely): look at {files[0]} and {files[1]}; if they do, enroll"
-              f" the same photo again with --swap {a},{b}, or lay them right and enroll again")
+              f" as the other's tile, though not surely): look at the two framed in amber in {sheet}; if they do,"
+              f" enroll the same photo again with --swap {a},{b}, or lay them right and enroll again")
     print(f"the base classifier already reads {agree:.0%} of them as laid out")
     if agree < 0.3:
         print("warning: few tiles read as laid out; check that the tiles lie in the sheet's order")

@@ -28,6 +28,7 @@ from vision.enroll import (
     layout_codes,
     misplaced,
 )
+from vision.tileset_sheet import CHECK, COLOURS, MOVED, cells
 
 CODES = ["1B", "2B", "3B", "4B", "F", "J"]
 
@@ -61,6 +62,23 @@ def test_tiles_laid_in_each_others_places_are_enrolled_where_they_belong() -> No
     assert np.sum(laid.embeddings * reference.embeddings, axis=1)[moved].max() < 0.9
 
 
+def test_an_exchange_asked_for_is_kept_though_its_tiles_read_surely_as_laid_and_says_so() -> None:
+    clf = TileClassifier(MODEL)
+    right, swapped = swapped_grid()
+    codes = layout_codes("chinese")
+    laid, crops_laid, _ = enroll_image(right, "chinese", clf, "right")
+    ts, crops, _ = enroll_image(right, "chinese", clf, "asked", exchanged=[("8B", "9B")])
+    i, j = codes.index("8B"), codes.index("9B")
+    assert np.array_equal(crops[i], crops_laid[j]) and np.array_equal(crops[j], crops_laid[i])
+    assert ts.meta["exchanged_read_otherwise"] == [["8B", "9B"]] and "reordered" not in ts.meta
+    assert np.sum(ts.embeddings[i] * laid.embeddings[j]) > 0.99  # 8B taught with the 9 Bams' face, as asked
+    # the tiles laid out of order, one pair exchanged by the player: that pair as asked, the rest put back
+    ts, _, _ = enroll_image(swapped, "chinese", clf, "both", exchanged=[("3B", "4B")])
+    assert ts.meta["exchanged"] == [["3B", "4B"]] and "exchanged_read_otherwise" not in ts.meta
+    assert ts.meta["reordered"] == [{"place": p, "tile": t} for p, t in SWAPS.items() if p not in ("3B", "4B")]
+    assert np.sum(ts.embeddings * laid.embeddings, axis=1).min() > 0.99
+
+
 @pytest.mark.parametrize("style", ["xm-dorothys", "font-symbola"])
 def test_a_set_the_models_do_not_know_laid_right_is_not_reordered(style: str, tmp_path: Path) -> None:
     """Sets the classifier reads worst (the held-out style, a font's line art) misread many tiles,
@@ -85,6 +103,11 @@ def test_enroll_says_which_tiles_it_put_back_and_as_laid_keeps_them(tmp_path: Pa
     out = capsys.readouterr().out
     assert "5 tiles lay in each other's places: 4B in 3B's place, 3B in 4B's place, S in E's place" in out
     assert json.loads((root / "put-back" / "tileset.json").read_text())["reordered"][0] == {"place": "3B", "tile": "4B"}
+    assert f"each tile under the code it is enrolled as, laid out as the sheet lays them: {root / 'put-back' / 'check.png'}" in out
+    drawn, codes = cv2.imread(str(root / "put-back" / "check.png")), layout_codes("chinese")
+    moved = [c for c, (x, y, _, _) in zip(codes, cells("chinese", len(codes), (64, 48)), strict=True)
+             if tuple(drawn[y - 2, x - 2]) == COLOURS[MOVED]]
+    assert {"3B", "4B", "E", "S"} <= set(moved) and len(moved) == 5
     assert main([*args, "--name", "laid", "--as-laid"]) == 0
     assert "each other's places" not in capsys.readouterr().out
     assert "reordered" not in json.loads((root / "laid" / "tileset.json").read_text())
@@ -185,8 +208,13 @@ def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_m
                  "--name", "doubt"]) == 0
     out = capsys.readouterr().out
     codes = layout_codes("chinese")
+    sheet = root / "doubt" / "check.png"
     assert (f"warning: the tiles in {a}'s and {b}'s places may lie in each other's places" in out
-            and f"look at crops/{codes.index(a):02d}_{a}.png and crops/{codes.index(b):02d}_{b}.png" in out)
+            and f"look at the two framed in amber in {sheet}" in out)
+    drawn = cv2.imread(str(sheet))
+    boxes = cells("chinese", len(codes), (64, 48))
+    framed = [c for c, (x, y, _, _) in zip(codes, boxes, strict=True) if tuple(drawn[y - 2, x - 2]) == COLOURS[CHECK]]
+    assert framed == sorted([a, b], key=codes.index)
     assert (root / "doubt" / "crops" / f"{codes.index(a):02d}_{a}.png").is_file()
     assert json.loads((root / "doubt" / "tileset.json").read_text())["maybe_swapped"] == [[a, b]]
     assert f"enroll the same photo again with --swap {a},{b}" in out
