@@ -1,7 +1,8 @@
 """The dashboard: ``create_app(live, config)`` builds the Flask app around a running :class:`Live`.
 
 No module-level globals: the live companion and the config ride on ``app.extensions``.  Blueprints:
-:mod:`.pages` (HTML pages), :mod:`.api` (JSON, SSE, MJPEG, uploads).  With ``config["token"]``
+:mod:`.pages` (HTML pages), :mod:`.api` (JSON, SSE, MJPEG, uploads), :mod:`.tilesets` (what an
+enrolled set was taught).  With ``config["token"]``
 set (``serve --lan``) every request must carry the pairing token (``?token=`` once, then a
 cookie, or an ``X-Companion-Token`` header); others get 403.  Requests from the host itself
 (loopback) pass, so the host's page can show the pairing QR code.
@@ -30,10 +31,11 @@ def create_app(live: Any, config: dict[str, Any] | None = None) -> Flask:
     app.extensions["live"] = live
     app.extensions["companion"] = cfg
 
-    from companion.web import api, pages
+    from companion.web import api, pages, tilesets
 
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(tilesets.bp)
 
     @app.before_request
     def _check_token() -> Any:

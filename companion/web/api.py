@@ -234,7 +234,8 @@ def enroll() -> Response:
     meta = load_tileset(folder).meta
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
                    turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
-                   maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []))
+                   maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []),
+                   exchanged_read_otherwise=meta.get("exchanged_read_otherwise", []))
 
 
 @bp.post("/api/zones")

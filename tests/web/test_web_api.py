@@ -218,3 +218,36 @@ def test_variant_switch(client: FlaskClient) -> None:
     assert client.get("/api/state").get_json()["settings"]["variant"] == "grad"
     bad = client.post("/api/settings", json={"variant": "klingon"})
     assert bad.status_code == 400 and "klingon" in bad.get_json()["error"]
+
+
+def test_an_enrolled_sets_tiles_are_served_with_its_codes_rows_and_marks(
+    live: Live, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import vision.tileset
+    from vision.enroll import layout_codes, row_lengths
+    from vision.tileset_sheet import sheet_of
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    client = create_app(live).test_client()
+    codes = tuple(layout_codes("chinese"))
+    crops = np.stack([np.full((64, 48, 3), 5 * k, np.uint8) for k in range(len(codes))])
+    meta = {"maybe_swapped": [["6B", "FL1"]], "reordered": [{"place": "3B", "tile": "4B"}, {"place": "4B", "tile": "3B"}]}
+    vision.tileset.save_tileset(
+        vision.tileset.TileSet("mine", "chinese", codes, np.eye(len(codes), 8, dtype=np.float32), meta), crops)
+    got = client.get("/api/tilesets/mine").get_json()
+    assert got["codes"] == list(codes) and got["rows"] == row_lengths("chinese") and got["layout"] == "chinese"
+    assert got["marks"] == {"6B": "check", "FL1": "check", "3B": "moved", "4B": "moved"}
+    assert "6B's and FL1's places may lie in each other's places" in got["to_check"][0]
+    r = client.get("/api/tilesets/mine/crops/7.png")
+    assert r.status_code == 200 and r.mimetype == "image/png"
+    assert np.array_equal(cv2.imdecode(np.frombuffer(r.data, np.uint8), cv2.IMREAD_COLOR), crops[7])
+    sheet = client.get("/api/tilesets/mine/check.png")
+    drawn = cv2.imdecode(np.frombuffer(sheet.data, np.uint8), cv2.IMREAD_COLOR)
+    assert np.array_equal(drawn, sheet_of(tmp_path / "sets" / "mine"))
+    assert client.get("/api/tilesets/mine/crops/42.png").status_code == 404
+    assert "no enrolled tile set 'other'" in client.get("/api/tilesets/other").get_json()["error"]
+    assert client.get("/api/tilesets/bad name!").status_code == 400
+    (tmp_path / "sets" / "mine" / "tileset.json").write_text("{cut short")
+    for path in ("/api/tilesets/mine", "/api/tilesets/mine/check.png"):
+        r = client.get(path)
+        assert r.status_code == 422 and "tileset.json" in r.get_json()["error"]

@@ -220,6 +220,65 @@ def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_lai
     assert "Exchanged" not in page.locator("#enroll-result").inner_text()  # asked for one submission only
 
 
+def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are_exchanged(
+    server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A swap enrollment cannot see (tiles the models read as neither place's) is the player's to
+    see: each crop under the code it is enrolled as, and two of them picked and exchanged."""
+    from urllib.request import urlopen
+
+    import cv2
+    import numpy as np
+    from web_helpers import DOUBTFUL, layout_jpeg
+
+    import vision.tileset
+    from vision.enroll import layout_codes
+
+    def crop(k: int) -> np.ndarray:
+        with urlopen(f"{server}/api/tilesets/doubt/crops/{k}.png") as r:
+            return cv2.imdecode(np.frombuffer(r.read(), np.uint8), cv2.IMREAD_COLOR)
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    style, laid = DOUBTFUL
+    photo = tmp_path / "layout.jpg"
+    photo.write_bytes(layout_jpeg(laid, style))
+    page.goto(server + "/enroll")
+    page.fill("#enroll-name", "doubt")
+    page.select_option("select[name=layout]", "chinese")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    figures = page.locator("#enroll-taught figure.taught")
+    figures.nth(41).wait_for(timeout=30_000)
+    codes = layout_codes("chinese")
+    assert figures.evaluate_all("fs => fs.map(f => f.querySelector('figcaption').textContent)") == codes
+    assert page.locator("#enroll-taught .taught-row").evaluate_all("rs => rs.map(r => r.children.length)") == [9, 9, 9, 7, 8]
+    assert page.locator("#enroll-taught figure.check").evaluate_all("fs => fs.map(f => f.dataset.code)") == ["6B", "FL1"]
+    page.wait_for_function("[...document.querySelectorAll('#enroll-taught img')].every(i => i.complete && i.naturalWidth === 48)")
+    before = {k: crop(k) for k in (7, 8)}  # 8B's and 9B's crops, as enrolled
+    assert not np.array_equal(before[7], before[8])
+    for code in ("8B", "9B", "1C"):
+        page.click(f"#enroll-taught figure[data-code='{code}']")
+    assert page.locator("#taught-actions").inner_text() == "Pick two tiles only."
+    page.click("#enroll-taught figure[data-code='1C']")  # picked again: put down
+    page.click("#taught-actions button.exchange:has-text('Exchange 8B and 9B and enroll again')")
+    page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Exchanged as asked')",
+                           timeout=30_000)
+    text = page.locator("#enroll-result.warn").inner_text()
+    assert "the tile in 8B's place is enrolled as 9B" in text
+    assert "Yet the tiles now in 8B's and 9B's places read surely as each other's" in text  # laid right: the player is told
+    assert json.loads((tmp_path / "sets" / "doubt" / "tileset.json").read_text())["exchanged"] == [["8B", "9B"]]
+    page.locator("#enroll-taught figure.check").nth(3).wait_for()
+    checked = page.locator("#enroll-taught figure.check").evaluate_all("fs => fs.map(f => f.dataset.code)")
+    assert checked == ["6B", "8B", "9B", "FL1"]
+    assert np.array_equal(crop(7), before[8]) and np.array_equal(crop(8), before[7])
+    # a set enrolled before: shown from the list, to look at only
+    page.goto(server + "/enroll")
+    page.click("button.show-set[data-set='doubt']")
+    figures.nth(41).wait_for()
+    assert page.locator("#enroll-taught figure.pickable").count() == 0
+    assert page.locator("#enroll-taught a").get_attribute("href") == "/api/tilesets/doubt/check.png"
+
+
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
     """A display scored on a weak reading: the rack card names the hand and points and asks for
     the weak tile to be checked (readings replayed from a recording made for this test)."""
