@@ -130,7 +130,8 @@ def places_to_check(name_or_path: str | Path, root: Path | None = None) -> list[
 def to_check(name_or_path: str | Path, root: Path | None = None) -> list[str]:
     """:func:`places_to_check` in words, a line each, for whatever reads with the set to say."""
     return [f"tile set {name_or_path}: the tiles in {a}'s and {b}'s places may lie in each other's places (its "
-            "enrollment could not tell); look at its crops, and enroll it again if they do"
+            "enrollment could not tell); look at them, framed in amber on the Tile set page or in its check.png, "
+            "and enroll it again if they do"
             for a, b in places_to_check(name_or_path, root)]
 
 

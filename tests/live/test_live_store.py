@@ -155,7 +155,8 @@ def test_an_enrolled_set_with_places_to_check_says_so_on_the_page(tmp_path: Path
     reader = make_reader(LiveConfig(source="demo", tileset="doubt", data_dir=str(tmp_path / "d"), demo_fps=0), warnings)
     assert type(reader).__name__ == "ModelReader"
     assert warnings == ["Tile set doubt: the tiles in 6B's and FL1's places may lie in each other's places (its "
-                        "enrollment could not tell); look at its crops, and enroll it again if they do."]
+                        "enrollment could not tell); look at them, framed in amber on the Tile set page or in its "
+                        "check.png, and enroll it again if they do."]
     for broken in ("{broken", '{"maybe_swapped": 5}', '["maybe_swapped"]'):
         (tmp_path / "sets" / "doubt" / "tileset.json").write_text(broken)
         assert tileset_warnings("doubt") == []  # a line on the page is not worth a stop
