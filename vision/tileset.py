@@ -2,8 +2,9 @@
 
 A tile set lives in ``calibration/tilesets/NAME/``: ``tileset.json`` (name, layout, codes, the
 classifier's sha256), ``prototypes.npz`` (``codes`` and L2-normalised ``embeddings``),
-``crops/NN_CODE.png``, and ``check.png``: the crops laid out as the sheet lays them, under the codes
-they are enrolled as (:mod:`vision.tileset_sheet`), for the player to check.  This module names,
+``crops/NN_CODE.png``, ``check.png``: the crops laid out as the sheet lays them, under the codes
+they are enrolled as (:mod:`vision.tileset_sheet`), for the player to check, and the enrollment
+photo itself (``photo.jpg``), to enroll the set again from.  This module names,
 saves, loads and lists them; :mod:`vision.prototypes` reads a tile with one (its prototypes embedded for the running classifier, weighed and matched).
 """
 
@@ -145,6 +146,29 @@ def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDAr
     if not crops or len(crops) != len(files) or len({c.shape for c in crops}) != 1:
         return None
     return np.stack(crops).astype(np.uint8)
+
+
+PHOTO = "photo"
+"""The enrollment photo kept in the set's folder (``photo.jpg``, ``photo.png``, ...), as taken, so
+that the set can be enrolled again from it (two places exchanged, ``--as-laid``) with no new photo."""
+
+
+def save_photo(folder: Path, data: bytes, suffix: str) -> Path:
+    """Keep an enrollment photo's bytes in the set's ``folder`` (a photo kept before is replaced)."""
+    for old in folder.glob(f"{PHOTO}.*"):
+        old.unlink()
+    ext = suffix.lower() if re.fullmatch(r"\.[a-z0-9]{1,5}", suffix.lower()) else ".jpg"
+    path = folder / f"{PHOTO}{ext}"
+    path.write_bytes(data)
+    return path
+
+
+def stored_photo(name_or_path: str | Path, root: Path | None = None) -> Path | None:
+    """The enrollment photo kept with a set (:func:`save_photo`); None for a set enrolled before
+    photos were kept, or none of that name."""
+    p = Path(name_or_path)
+    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
+    return next(iter(sorted(folder.glob(f"{PHOTO}.*"))), None)
 
 
 def list_tilesets(root: Path | None = None) -> list[str]:

@@ -2,7 +2,8 @@
 
 ``python -m companion enroll --sheet OUT.png|pdf|svg [--layout american|chinese]`` writes the sheet;
 ``python -m companion enroll --name NAME PHOTO [--layout ...]`` finds the tiles, orders them by the
-layout and stores crops + embeddings under ``calibration/tilesets/NAME/``.  Exit codes: 0 done,
+layout and stores crops + embeddings under ``calibration/tilesets/NAME/``, with the photo; without
+PHOTO, a set enrolled before is enrolled again from its own photo (e.g. with ``--swap``).  Exit codes: 0 done,
 2 usage or unreadable input, 3 the photo does not show the layout (wrong tile count or rows) or a
 tile is laid twice in place of another.  Two tiles laid in each other's places are put back
 (``--as-laid`` keeps every tile where it lies).  ``--list`` prints a line a set: its layout, tile
@@ -29,9 +30,11 @@ EXIT_NOT_LAYOUT = 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("photo", nargs="?", help="photo of one of each tile laid out as the sheet shows")
+    p.add_argument("photo", nargs="?", help="photo of one of each tile laid out as the sheet shows (left out with "
+                   "--name of a set enrolled before: that set's own photo, kept in its folder, e.g. with --swap)")
     p.add_argument("--name", help="name of the tile set (letters, digits, _ . -)")
-    p.add_argument("--layout", default="american", choices=["american", "chinese"])
+    p.add_argument("--layout", choices=["american", "chinese"],
+                   help="the sheet the tiles are laid out by (default american; a set enrolled again: its own)")
     p.add_argument(
         "--sheet", metavar="OUT", help="write the layout sheet (.png, .pdf or .svg) and exit"
     )
@@ -94,7 +97,7 @@ def enroll(
     from vision.enroll import EnrollError, enroll_image, exchanges
     from vision.io import ImageLoadError, load_image
     from vision.runtime import sha256_of
-    from vision.tileset import check_name, save_tileset
+    from vision.tileset import check_name, save_photo, save_tileset
 
     check_name(name)
     try:
@@ -104,8 +107,9 @@ def enroll(
     if not photo.is_file():
         raise CommandError(f"photo not found: {str(photo)!r}")
     try:
+        data = photo.read_bytes()
         image = load_image(photo)
-    except ImageLoadError as exc:
+    except (ImageLoadError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
@@ -120,6 +124,7 @@ def enroll(
         "base_agreement": round(agree, 3),
     }
     folder = save_tileset(replace(tileset, meta=meta), crops, root)
+    save_photo(folder, data, photo.suffix)
     print(f"enrolled {len(tileset.codes)} tiles as {name!r} in {folder}")
     _report(tileset, agree, folder)
     return folder
@@ -183,7 +188,7 @@ def describe(name: str, root: Path | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.sheet:
-        write_sheet(Path(args.sheet), args.layout)
+        write_sheet(Path(args.sheet), args.layout or "american")
         print(f"wrote {args.sheet}")
         return 0
     if args.list:
@@ -192,7 +197,37 @@ def run(args: argparse.Namespace) -> int:
         for name in list_tilesets(args.root):
             print(describe(name, args.root))
         return 0
-    if not args.name or not args.photo:
+    if not args.name:
         raise CommandError("enroll needs --name NAME and a PHOTO (or --sheet OUT, or --list)")
-    enroll(Path(args.photo), args.name, args.layout, args.root, args.model, args.as_laid, tuple(args.swap or ()))
+    photo, layout = Path(args.photo) if args.photo else kept_photo(args.name, args.root), args.layout
+    if not args.photo:
+        print(f"enrolling {args.name!r} again from its own photo, {photo}")
+        layout = layout or kept_layout(args.name, args.root)
+    enroll(photo, args.name, layout or "american", args.root, args.model, args.as_laid, tuple(args.swap or ()))
     return 0
+
+
+def kept_photo(name: str, root: Path | None) -> Path:
+    """The photo kept with an enrolled set, to enroll it again from; a :class:`CommandError` that
+    says what to give instead where there is none."""
+    from vision.tileset import TileSetError, stored_photo
+
+    try:
+        photo = stored_photo(name, root)
+    except TileSetError as exc:
+        raise CommandError(str(exc)) from exc
+    if photo is None:
+        raise CommandError(f"enroll needs a PHOTO: there is no tile set {name!r} with its photo kept (a set enrolled"
+                           " by an older version keeps none: give its photo again)")
+    return photo
+
+
+def kept_layout(name: str, root: Path | None) -> str | None:
+    """The layout an enrolled set was laid out by, where its ``tileset.json`` says."""
+    import vision.tileset
+
+    try:
+        layout = json.loads(((root or vision.tileset.TILESETS_DIR) / name / "tileset.json").read_text())["layout"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return layout if layout in ("american", "chinese") else None

@@ -190,37 +190,62 @@ def calibrate() -> Response:
     return jsonify(saved)
 
 
+def _enroll_photo(name: str) -> tuple[bytes, str]:
+    """The photo to enroll from and its file suffix: the upload, the camera's frame, or else the
+    photo kept with the set of that name (enrolled again, e.g. with two places exchanged)."""
+    from pathlib import Path
+
+    from vision.tileset import TileSetError, stored_photo
+
+    upload = request.files.get("photo")
+    if upload is not None and upload.filename:
+        suffix = Path(upload.filename).suffix
+        return upload.read(), suffix if suffix.lower() in (".jpg", ".jpeg", ".png", ".webp", ".bmp") else ".jpg"
+    if request.form.get("use_camera"):
+        data = _live().raw_snapshot()
+        if not data:
+            abort(503, description="no camera frame yet")
+        return data, ".jpg"
+    try:
+        kept = stored_photo(name)
+    except TileSetError as exc:
+        abort(400, description=str(exc))
+    if kept is None:
+        abort(400, description=f"upload a photo (form field 'photo') or set use_camera=1 (tile set {name!r} keeps "
+                               "no photo to enroll again from)")
+    return kept.read_bytes(), kept.suffix
+
+
 @bp.post("/api/enroll")
 def enroll() -> Response:
-    """Enroll a tile set from an uploaded photo (or the current camera frame), as ``enroll`` does."""
+    """Enroll a tile set from an uploaded photo (or the current camera frame, or the photo kept with
+    the set of that name), as ``enroll`` does."""
     import tempfile
     from pathlib import Path
 
     from companion.cli import CommandError
     from companion.commands.enroll import enroll as enroll_photo
+    from companion.commands.enroll import kept_layout
     from vision.enroll import exchanges
+    from vision.tileset import TileSetError, check_name
 
     name = (request.form.get("name") or "").strip()
-    layout = request.form.get("layout") or "american"
     if not name:
         abort(400, description="give the tile set a name")
+    try:
+        check_name(name)
+    except TileSetError as exc:
+        abort(400, description=str(exc))
+    layout = request.form.get("layout") or kept_layout(name, None) or "american"
     if layout not in ("american", "chinese"):
         abort(400, description=f"unknown layout: {layout!r} (american or chinese)")
     try:
         exchanges(request.form.getlist("swap"), layout)
     except ValueError as exc:
         abort(400, description=str(exc))
-    upload = request.files.get("photo")
-    if upload is not None and upload.filename:
-        data = upload.read()
-    elif request.form.get("use_camera"):
-        data = _live().raw_snapshot()
-        if not data:
-            abort(503, description="no camera frame yet")
-    else:
-        abort(400, description="upload a photo (form field 'photo') or set use_camera=1")
+    data, suffix = _enroll_photo(name)
     with tempfile.TemporaryDirectory() as tmp:
-        photo = Path(tmp) / "enroll.jpg"
+        photo = Path(tmp) / f"enroll{suffix}"
         photo.write_bytes(data)
         try:
             folder = enroll_photo(photo, name, layout, None, None, as_laid=bool(request.form.get("as_laid")),

@@ -2,7 +2,9 @@
 
 ``GET /api/tilesets/<name>``: the set's layout, its codes in layout order, the layout's row
 lengths, the places its enrollment marked (``{place: "check" | "moved"}``,
-:func:`vision.tileset_sheet.marks`) and what to check in words; ``GET
+:func:`vision.tileset_sheet.marks`), what to check in words, the places put back and the pairs
+exchanged as asked, and whether its photo is kept (to enroll it again from, ``POST /api/enroll``
+with no photo); ``GET
 /api/tilesets/<name>/crops/<i>.png``: the crop enrolled for the ``i``-th place; ``GET
 /api/tilesets/<name>/check.png``: every crop under its code in one picture
 (:func:`vision.tileset_sheet.sheet_of`).  A bad name is a 400 naming it, a set or crop not there a
@@ -45,14 +47,17 @@ def _info(folder: Path) -> dict[str, Any]:
 
 @bp.get("/api/tilesets/<name>")
 def tileset(name: str) -> Response:
-    from vision.tileset import to_check
+    from vision.tileset import stored_photo, to_check
     from vision.tileset_sheet import marks, rows_of
 
     folder = _folder(name)
     info = _info(folder)
     codes = [str(c) for c in info["codes"]]
+    put_back = [m["place"] for m in info.get("reordered") or [] if isinstance(m, dict) and "place" in m]
+    exchanged = [[str(a), str(b)] for a, b in (q for q in info.get("exchanged") or [] if isinstance(q, list) and len(q) == 2)]
     return jsonify(name=name, layout=info.get("layout"), codes=codes, rows=rows_of(str(info.get("layout")), len(codes)),
-                   marks=marks(info), to_check=to_check(folder))
+                   marks=marks(info), to_check=to_check(folder), photo=stored_photo(folder) is not None,
+                   put_back=put_back, exchanged=exchanged)
 
 
 @bp.get("/api/tilesets/<name>/crops/<int:index>.png")

@@ -235,6 +235,15 @@ def test_two_tiles_laid_in_each_others_places_that_read_unsurely_are_named_not_m
     said = capsys.readouterr()
     assert json.loads(said.out)["tiles"] and (
         f"warning: tile set {root / 'doubt'}: the tiles in {a}'s and {b}'s places may lie in each other's places" in said.err)
+    # or later, with no photo: the set enrolled again from its own photo, kept with it, and its layout
+    assert (root / "doubt" / "photo.png").read_bytes() == photo.read_bytes()
+    assert main(["enroll", "--name", "doubt", "--swap", f"{a},{b}", "--root", str(root), "--model", str(MODEL)]) == 0
+    out = capsys.readouterr().out
+    assert f"enrolling 'doubt' again from its own photo, {root / 'doubt' / 'photo.png'}" in out
+    again = json.loads((root / "doubt" / "tileset.json").read_text())
+    assert again["layout"] == "chinese" and again["exchanged"] == [[a, b]] and "maybe_swapped" not in again
+    assert main(["enroll", "--name", "nothing", "--root", str(root)]) == 2
+    assert "enroll needs a PHOTO: there is no tile set 'nothing' with its photo kept" in capsys.readouterr().err
 
 
 def test_a_swap_asked_for_names_two_places_of_the_layout_once_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

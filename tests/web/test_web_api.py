@@ -201,6 +201,14 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese", "swap": "6B,X9",
                                          "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})
     assert r.status_code == 400 and "'X9' is not a place of the chinese layout" in r.get_json()["error"]
+    # no photo: the set enrolled again from its own, kept in its folder, its layout its own
+    assert (tmp_path / "sets" / "doubt" / "photo.jpg").read_bytes() == layout_jpeg(laid, style)
+    r = client.post("/api/enroll", data={"name": "doubt"})
+    assert r.status_code == 200 and r.get_json()["maybe_swapped"] == [["6B", "FL1"]] and r.get_json()["exchanged"] == []
+    assert client.get("/api/tilesets/doubt").get_json()["photo"] is True
+    r = client.post("/api/enroll", data={"name": "never"})
+    assert r.status_code == 400 and "tile set 'never' keeps no photo" in r.get_json()["error"]
+    assert client.post("/api/enroll", data={"name": "../up"}).status_code == 400
 
 
 def test_tile_pictures(client: FlaskClient) -> None:

@@ -224,12 +224,13 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A swap enrollment cannot see (tiles the models read as neither place's) is the player's to
-    see: each crop under the code it is enrolled as, and two of them picked and exchanged."""
+    see: each crop under the code it is enrolled as, and two of them picked and exchanged, then or
+    later, from the set's own kept photo."""
     from urllib.request import urlopen
 
     import cv2
     import numpy as np
-    from web_helpers import DOUBTFUL, layout_jpeg
+    from web_helpers import DOUBTFUL, SWAPPED, layout_jpeg
 
     import vision.tileset
     from vision.enroll import layout_codes
@@ -271,12 +272,31 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     checked = page.locator("#enroll-taught figure.check").evaluate_all("fs => fs.map(f => f.dataset.code)")
     assert checked == ["6B", "8B", "9B", "FL1"]
     assert np.array_equal(crop(7), before[8]) and np.array_equal(crop(8), before[7])
-    # a set enrolled before: shown from the list, to look at only
+    # later, from the list: the set enrolled again from its own kept photo, the two exchanged back
     page.goto(server + "/enroll")
     page.click("button.show-set[data-set='doubt']")
     figures.nth(41).wait_for()
-    assert page.locator("#enroll-taught figure.pickable").count() == 0
     assert page.locator("#enroll-taught a").get_attribute("href") == "/api/tilesets/doubt/check.png"
+    for code in ("8B", "1C"):
+        page.click(f"#enroll-taught figure[data-code='{code}']")
+    assert page.locator("#taught-actions").inner_text() == "8B is exchanged with 9B already: exchange those two back first."
+    page.click("#enroll-taught figure[data-code='1C']")
+    page.click("#enroll-taught figure[data-code='9B']")
+    page.click("#taught-actions button.exchange:has-text('Exchange 8B and 9B back and enroll again')")
+    page.wait_for_function("document.getElementById('enroll-result').textContent.includes('Enrolled doubt')", timeout=30_000)
+    assert "Exchanged" not in page.locator("#enroll-result").inner_text()
+    assert "exchanged" not in json.loads((tmp_path / "sets" / "doubt" / "tileset.json").read_text())
+    assert np.array_equal(crop(7), before[7]) and np.array_equal(crop(8), before[8])
+    # a tile the enrollment put back is not exchanged by a pick: the page says how to keep tiles as laid
+    photo.write_bytes(layout_jpeg(SWAPPED))
+    page.fill("#enroll-name", "moved")
+    page.select_option("select[name=layout]", "chinese")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    page.locator("#enroll-taught figure.moved").nth(1).wait_for(timeout=30_000)
+    for code in ("3B", "5B"):
+        page.click(f"#enroll-taught figure[data-code='{code}']")
+    assert "3B was put back in its place by the enrollment" in page.locator("#taught-actions").inner_text()
 
 
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:

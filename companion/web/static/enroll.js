@@ -1,0 +1,146 @@
+// The enroll page: enroll a set from a photo, show what it was taught (each crop under its code, in
+// the sheet's rows), and enroll it again from its own kept photo with two tiles picked exchanged.
+const form = document.getElementById("enroll-form");
+const out = document.getElementById("enroll-result");
+const taught = document.getElementById("enroll-taught");
+let shown = null;  // the set shown below: GET /api/tilesets/NAME
+
+function said(data) {  // what the enrollment did and asks to check, in words
+  let text = `Enrolled ${data.name} in ${data.folder}.`;
+  if (data.turned_degrees) {
+    text += ` The photo was taken turned: read turned by ${data.turned_degrees} degrees.`;
+  }
+  for (const [a, b] of data.exchanged) {
+    text += ` Exchanged as asked: the tile in ${a}'s place is enrolled as ${b}, the tile in ${b}'s place as ${a}.`;
+  }
+  for (const places of data.exchanged_read_otherwise) {
+    text += ` Yet the tiles now in ${places.map((p) => `${p}'s`).join(" and ")} places read surely as each other's: look at them (framed in amber below); if they were laid right, exchange them back.`;
+  }
+  if (data.reordered.length) {
+    const where = data.reordered.map((m) => `${m.tile} in ${m.place}'s place`).join(", ");
+    text += ` ${data.reordered.length} tiles lay in each other's places: ${where}; each is enrolled as the tile it reads.`;
+  }
+  for (const [a, b] of data.maybe_swapped) {
+    text += ` The tiles in ${a}'s and ${b}'s places may lie in each other's places (each reads likelier as the other's tile, though not surely): look at those two tiles on the cloth (framed in amber below); if they do, exchange them with the button here, or lay them right and enroll again.`;
+  }
+  text += ` The base classifier already reads ${Math.round(100 * data.base_agreement)}% of them as laid out.`;
+  if (data.base_agreement < 0.3) {
+    text += " Few tiles read as laid out: check that the tiles lie in the sheet's order.";
+  }
+  return text;
+}
+
+async function submitEnroll(body) {
+  out.textContent = "enrolling...";
+  out.className = "";
+  const r = await fetch("/api/enroll", {method: "POST", body: body});
+  const data = await r.json().catch(() => ({error: r.statusText}));
+  if (!r.ok) {
+    out.textContent = data.error;
+    out.className = "error";
+    taught.replaceChildren();
+    return;
+  }
+  out.textContent = said(data);
+  await showSet(data.name);
+  for (const [a, b] of data.maybe_swapped) {
+    out.append(" ", exchangeControl(a, b));
+  }
+  const warn = data.base_agreement < 0.3 || data.maybe_swapped.length || data.exchanged_read_otherwise.length;
+  out.className = warn ? "warn" : "ok";
+}
+
+function withPair(a, b) {  // the pairs to exchange with a and b picked, or why they cannot be
+  const pairs = shown.exchanged;
+  const same = pairs.filter(([x, y]) => (x === a && y === b) || (x === b && y === a));
+  if (same.length) {
+    return pairs.filter((p) => !same.includes(p));  // picked again: exchanged back
+  }
+  for (const place of [a, b]) {
+    if (shown.put_back.includes(place)) {
+      return `${place} was put back in its place by the enrollment: to keep every tile where it lies, tick "keep every tile where it lies" and enroll again.`;
+    }
+    const pair = pairs.find((p) => p.includes(place));
+    if (pair) {
+      return `${place} is exchanged with ${pair[0] === place ? pair[1] : pair[0]} already: exchange those two back first.`;
+    }
+  }
+  return [...pairs, [a, b]];
+}
+
+function exchangeControl(a, b) {  // a button that enrolls the set again from its photo, a and b exchanged
+  const pairs = withPair(a, b);
+  if (typeof pairs === "string") {
+    return pairs;
+  }
+  const back = pairs.length < shown.exchanged.length;
+  const button = Object.assign(document.createElement("button"), {type: "button", className: "exchange",
+    textContent: `Exchange ${a} and ${b}${back ? " back" : ""} and enroll again`});
+  button.addEventListener("click", () => {
+    const body = new FormData();
+    body.append("name", shown.name);
+    body.append("layout", shown.layout);
+    if (form.elements.as_laid.checked) {
+      body.append("as_laid", "1");
+    }
+    for (const [x, y] of pairs) {
+      body.append("swap", `${x},${y}`);
+    }
+    submitEnroll(body);
+  });
+  return button;
+}
+
+function pick(fig) {  // two tiles picked: the player's word that they lie in each other's places
+  fig.classList.toggle("picked");
+  const picked = [...taught.querySelectorAll("figure.picked")].map((f) => f.dataset.code);
+  const actions = document.getElementById("taught-actions");
+  actions.replaceChildren(picked.length === 2 ? exchangeControl(...picked) : picked.length > 2 ? "Pick two tiles only." : "");
+}
+
+function figure(code, src) {
+  const fig = Object.assign(document.createElement("figure"), {className: `taught ${shown.marks[code] || ""}`});
+  fig.dataset.code = code;
+  fig.append(Object.assign(document.createElement("img"), {alt: code, src: src}),
+    Object.assign(document.createElement("figcaption"), {textContent: code}));
+  if (shown.photo) {
+    fig.classList.add("pickable");
+    fig.addEventListener("click", () => pick(fig));
+  }
+  return fig;
+}
+
+async function showSet(name) {  // what the set was taught, its places to check framed
+  const r = await fetch(`/api/tilesets/${encodeURIComponent(name)}`);
+  const data = await r.json().catch(() => ({error: r.statusText}));
+  taught.replaceChildren();
+  if (!r.ok) {
+    taught.textContent = data.error;
+    taught.className = "error";
+    return;
+  }
+  shown = data;
+  taught.className = "";
+  const base = `/api/tilesets/${encodeURIComponent(name)}`;
+  const head = `${name}: each tile under the code it is enrolled as, laid out as the sheet lays them. A tile under another tile's code lay in the wrong place`;
+  taught.append(Object.assign(document.createElement("p"), {textContent: head + (data.photo
+    ? ": pick it and the tile that lay in its place, and exchange the two."
+    : ". (Its photo is not kept: enroll it again from the photo to exchange tiles here.)")}));
+  const stamp = Date.now();
+  let k = 0;
+  for (const length of data.rows) {
+    const row = Object.assign(document.createElement("div"), {className: "taught-row"});
+    for (let c = 0; c < length; c += 1, k += 1) {
+      row.append(figure(data.codes[k], `${base}/crops/${k}.png?v=${stamp}`));
+    }
+    taught.append(row);
+  }
+  taught.append(Object.assign(document.createElement("p"), {id: "taught-actions"}),
+    Object.assign(document.createElement("a"), {textContent: "the same as one picture", href: `${base}/check.png`}));
+}
+
+form.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  submitEnroll(new FormData(form));
+});
+document.querySelectorAll("button.show-set").forEach((b) => b.addEventListener("click", () => showSet(b.dataset.set)));
