@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,16 @@ import numpy as np
 from companion.live_events import GameEvent
 from companion.live_game import LiveGame
 from companion.live_hub import LiveHub, annotate
-from companion.live_readers import DEFAULT_LAYOUT, TableReaderLike, make_reader
+from companion.live_readers import (
+    DEFAULT_LAYOUT,
+    TableReaderLike,
+    check_tileset,
+    chosen_tileset,
+    fresh_reader,
+    keep_tileset_choice,
+    make_reader,
+    tileset_warnings,
+)
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.store import Store
 from companion.table import TableObservation
@@ -44,7 +54,7 @@ class LiveConfig:
     variant: str = "mjm"
     card: str | None = None
     layout: str | None = None
-    tileset: str = "american"
+    tileset: str | None = None  # None: the set chosen on the dashboard before, else "american" (the base)
     data_dir: str = "data"
     window: int = 3
     still_frames: int = 2
@@ -60,6 +70,9 @@ class Live:
 
     def __init__(self, config: LiveConfig, reader: TableReaderLike | None = None,
                  source: FrameSource | None = None) -> None:
+        self.warnings: list[str] = list(config.warnings)
+        if config.tileset is None:
+            config = dc_replace(config, tileset=chosen_tileset(config.data_dir, self.warnings))
         self.config = config
         self.hub = LiveHub()
         self.phone = PhoneQueue()
@@ -67,7 +80,6 @@ class Live:
         self.session_id = self.store.open_session(config.variant)
         self.game_id, saved = self.store.current_game(self.session_id)
         events = self.store.events(self.game_id)
-        self.warnings: list[str] = list(config.warnings)
         self.reader = reader if reader is not None else make_reader(config, self.warnings)
         self.rules = self._load_rules(config.card)
         self.game = (LiveGame.from_json(saved, events, self._check) if saved
@@ -295,19 +307,30 @@ class Live:
 
     def set_variant(self, name: str) -> None:
         """Switch the ruleset now: the game is re-scored and the table reader follows the new rules."""
-        from dataclasses import replace as dc_replace
-
-        from companion.live_readers import ModelReader
         from companion.rules.variants import get_variant
 
         get_variant(name)  # UnknownVariant (a ValueError) names the known ones
+        reader = fresh_reader(self.reader, dc_replace(self.config, variant=name), self.warnings)
         with self._lock:
             self.config = dc_replace(self.config, variant=name)
             self.store.set_session_variant(self.session_id, name)
             self.game.variant = name
             self.game.rescore()
-            if isinstance(self.reader, ModelReader):
-                self.reader = make_reader(self.config, self.warnings)
+            self.reader = reader or self.reader
+        self.publish()
+
+    def set_tileset(self, name: str) -> None:
+        """Read with another enrolled set (``american``: the base recogniser) from now on, and keep
+        the choice for the next start (``DATA/tileset.txt``); a ValueError names a set that cannot
+        be read, and the set in use stays."""
+        config = dc_replace(self.config, tileset=check_tileset(name))
+        reader = fresh_reader(self.reader, config, self.warnings, strict=True)  # the models load outside the lock
+        with self._lock:
+            self.config = config
+            self.reader = reader or self.reader
+            self.warnings = [w for w in self.warnings if not w.startswith(("Tile set ", "The tile set chosen"))]
+            self.warnings += tileset_warnings(name)
+        keep_tileset_choice(config.data_dir, name)
         self.publish()
 
     def set_card(self, name: str, card: Any, text: str) -> None:

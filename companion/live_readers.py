@@ -90,7 +90,7 @@ def _model_reader(config: LiveConfig) -> ModelReader:
     pipeline = importlib.import_module("vision.pipeline")
     saved = Path(config.data_dir) / "layout.json"
     layout = layout_mod.load_layout(config.layout or (saved if saved.is_file() else DEFAULT_LAYOUT))
-    tileset = config.tileset if config.tileset != "american" else None
+    tileset = config.tileset if config.tileset not in (None, "american") else None
     recognizer = pipeline.TileRecognizer(tileset=tileset)
     reader = table.TableReader(layout, recognizer, card=_load_card(config.card or _default_card()),
                                variant=config.variant, calibration=_saved_calibration(config))
@@ -116,7 +116,7 @@ def make_reader(config: LiveConfig, warnings: list[str]) -> TableReaderLike:
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("tile recognition unavailable: %s", reason)
     else:
-        warnings.extend(tileset_warnings(config.tileset))
+        warnings.extend(tileset_warnings(config.tileset or "american"))
         return reader
     if config.source == "demo" and (DEMO_DIR / "readings.json").is_file():
         warnings.append(f"Tile recognition models unavailable ({reason}); the demo replays the "
@@ -135,6 +135,66 @@ def tileset_warnings(name: str) -> list[str]:
     from vision.tileset import to_check
 
     return [f"{line[0].upper()}{line[1:]}." for line in to_check(name)]
+
+
+TILESET_CHOICE = "tileset.txt"
+"""The tile set chosen on the dashboard, kept in the data folder for the next start."""
+
+
+def chosen_tileset(data_dir: str | Path, warnings: list[str]) -> str:
+    """The tile set chosen on the dashboard before (``DATA/tileset.txt``), else ``american`` (the
+    base recogniser); a chosen set no longer enrolled is said in ``warnings`` and not used."""
+    path = Path(data_dir) / TILESET_CHOICE
+    try:
+        name = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return "american"
+    if name == "american":
+        return name
+    from vision.tileset import TileSetError, load_tileset
+
+    try:
+        load_tileset(name)
+    except (TileSetError, OSError, ValueError, KeyError) as exc:
+        warnings.append(f"The tile set chosen before cannot be read ({exc}); reading with the base recogniser.")
+        return "american"
+    return name
+
+
+def keep_tileset_choice(data_dir: str | Path, name: str) -> None:
+    folder = Path(data_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / TILESET_CHOICE).write_text(name + "\n", encoding="utf-8")
+
+
+def check_tileset(name: str) -> str:
+    """``name`` where it is ``american`` (the base recogniser) or an enrolled set that can be read;
+    else a ValueError that names it."""
+    if name != "american":
+        from vision.tileset import load_tileset
+
+        try:
+            load_tileset(name)  # TileSetError (a ValueError) names a set not enrolled
+        except (OSError, KeyError) as exc:
+            raise ValueError(f"tile set {name!r} cannot be read: {exc}") from exc
+    return name
+
+
+def fresh_reader(current: TableReaderLike, config: LiveConfig, warnings: list[str],
+                 strict: bool = False) -> TableReaderLike | None:
+    """A new recognisers' reader for ``config`` where ``current`` is one (None where it is the
+    demo's replay or none).  Where the models cannot load, ``strict`` raises a ValueError that says
+    why; otherwise the reason goes to ``warnings`` and None comes back (``current`` stays)."""
+    if not isinstance(current, ModelReader):
+        return None
+    try:
+        return _model_reader(config)
+    except Exception as exc:  # whatever stops the models from loading is said, not raised on
+        said = f"cannot read with tile set {config.tileset!r}: {type(exc).__name__}: {exc}"
+        if strict:
+            raise ValueError(said) from exc
+        warnings.append(f"{said}; the table reader keeps its rules as they were.")
+        return None
 
 
 def check_card(text: str, filename: str) -> tuple[Any, list[dict[str, Any]]]:

@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", default="mjm", help="ruleset: grad, mjm, royale, wp (default mjm)")
     p.add_argument("--card", default=None, help="card file (default calibration/cards/example.mjcard)")
     p.add_argument("--layout", default=None, help="table layout JSON (default calibration/layouts/siamese-2.json)")
-    p.add_argument("--tileset", default="american", help="tile set name (default american)")
+    p.add_argument("--tileset", default=None, help="an enrolled tile set's name, or american for the base recogniser "
+                   "(default: the set last chosen on the dashboard, else american)")
     p.add_argument("--camera-size", default="1920x1080", metavar="WxH",
                    help="the frame size asked of a camera index (default 1920x1080: the far racks' tiles "
                         "read better than at 1280x720, at about the same cost per reading)")

@@ -2,7 +2,7 @@
 
 ``GET /api/state`` everything the page shows; ``GET /api/events`` the same as SSE, pushed on every
 change; ``GET /video.mjpg`` the annotated video (a generator that only reads hub snapshots);
-``POST /api/correct``, ``/api/flags/<id>``, ``/api/card``, ``/api/game/new``, ``/api/session/finish``,
+``POST /api/correct``, ``/api/flags/<id>``, ``/api/card``, ``/api/settings``, ``/api/game/new``, ``/api/session/finish``,
 ``/api/phone/frame``, ``/api/calibrate``; ``GET /api/export.json|.csv``.  Bad input gets a 4xx
 JSON ``{"error": ...}`` naming what was wrong, never a 500.
 """
@@ -281,13 +281,18 @@ def zones() -> Response:
 
 @bp.post("/api/settings")
 def settings() -> Response:
-    """``{"variant": "grad"}``: switch the ruleset of the running game."""
+    """``{"variant": "grad"}``: switch the ruleset of the running game; ``{"tileset": "mine"}``: read
+    with an enrolled set from now on (``american``: the base recogniser), kept for the next start."""
     body = _json_body()
-    variant = body.get("variant")
-    if not isinstance(variant, str):
-        abort(400, description="expected {variant: NAME}")
+    variant, tileset = body.get("variant"), body.get("tileset")
+    if not isinstance(variant, str | None) or not isinstance(tileset, str | None) or (variant is None and tileset is None):
+        abort(400, description="expected {variant: NAME} or {tileset: NAME}")
+    live = _live()
     try:
-        _live().set_variant(variant)
+        if variant is not None:
+            live.set_variant(variant)
+        if tileset is not None:
+            live.set_tileset(tileset)
     except ValueError as exc:
         abort(400, description=str(exc))
-    return jsonify(ok=True, variant=variant)
+    return jsonify(ok=True, variant=live.config.variant, tileset=live.config.tileset)

@@ -26,11 +26,20 @@ def index() -> str:
     return render_template("index.html", **_ctx())
 
 
+def _tilesets() -> list[str]:
+    try:
+        from vision.tileset import list_tilesets
+
+        return list_tilesets()
+    except (ImportError, OSError, ValueError):
+        return []
+
+
 @bp.get("/settings")
 def settings() -> str:
     from companion.rules.variants import VARIANTS
 
-    return render_template("settings.html", variants=sorted(VARIANTS), **_ctx())
+    return render_template("settings.html", variants=sorted(VARIANTS), tilesets=_tilesets(), **_ctx())
 
 
 @bp.get("/calibrate")
@@ -40,13 +49,8 @@ def calibrate() -> str:
 
 @bp.get("/enroll")
 def enroll() -> str:
-    try:
-        from vision.tileset import list_tilesets
-
-        sets = list_tilesets()
-    except (ImportError, OSError, ValueError):
-        sets = []
-    return render_template("enroll.html", tilesets=sets, **_ctx())
+    in_use = current_app.extensions["live"].config.tileset
+    return render_template("enroll.html", tilesets=_tilesets(), in_use=in_use, **_ctx())
 
 
 @bp.get("/enroll/sheet.svg")

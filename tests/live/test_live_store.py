@@ -160,3 +160,48 @@ def test_an_enrolled_set_with_places_to_check_says_so_on_the_page(tmp_path: Path
     for broken in ("{broken", '{"maybe_swapped": 5}', '["maybe_swapped"]'):
         (tmp_path / "sets" / "doubt" / "tileset.json").write_text(broken)
         assert tileset_warnings("doubt") == []  # a line on the page is not worth a stop
+
+
+def test_the_tile_set_is_chosen_while_serving_and_kept_for_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Live.set_tileset``: the models read with the chosen set at once, its places to check on the
+    banner once; the choice kept in the data folder for the next start, unless one is given; a set
+    that cannot be read is refused and the set in use stays."""
+    import shutil
+
+    import numpy as np
+
+    import vision.tileset
+    from companion.live import Live
+    from vision.artwork import tile_faces
+    from vision.classify import DEFAULT_MODEL, TileClassifier, photo_classifier
+    from vision.enroll import enroll_image, grid_photo
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    faces = {c: v[0] for c, v in tile_faces("km-egypt").items()}
+    clf = TileClassifier(photo_classifier(DEFAULT_MODEL.parent))
+    laid = {**faces, "6B": faces["FL1"], "FL1": faces["6B"]}
+    ts, crops, _ = enroll_image(grid_photo(laid, "chinese", np.random.default_rng(0))[0], "chinese", clf, "doubt")
+    vision.tileset.save_tileset(ts, crops)
+    config = LiveConfig(source="demo", data_dir=str(tmp_path / "d"), demo_fps=0)
+    live = Live(config)
+    assert live.config.tileset == "american" and type(live.reader).__name__ == "ModelReader"
+    before = live.reader
+    live.set_tileset("doubt")
+    assert live.config.tileset == "doubt" and live.view()["settings"]["tileset"] == "doubt"
+    assert live.reader is not before and live.reader.reader.recognizer.tileset == "doubt"  # type: ignore[attr-defined]
+    said = [w for w in live.warnings if w.startswith("Tile set doubt:")]
+    live.set_variant("grad")  # a new reader for the rules: the banner's line not said twice
+    assert len(said) == 1 and [w for w in live.warnings if w.startswith("Tile set ")] == said
+    with pytest.raises(ValueError, match="no enrolled tile set 'nope'"):
+        live.set_tileset("nope")
+    assert live.config.tileset == "doubt" and live.reader.reader.recognizer.tileset == "doubt"  # type: ignore[attr-defined]
+    assert Live(config).config.tileset == "doubt"  # the next start reads with it
+    assert Live(LiveConfig(source="demo", data_dir=config.data_dir, tileset="american", demo_fps=0)).config.tileset == "american"
+    shutil.rmtree(tmp_path / "sets" / "doubt")
+    gone = Live(config)
+    assert gone.config.tileset == "american"
+    assert any(w.startswith("The tile set chosen before cannot be read (no enrolled tile set 'doubt'") for w in gone.warnings)
+    live.set_tileset("american")
+    assert not [w for w in live.warnings if w.startswith("Tile set ")] and live.reader.reader.recognizer.tileset is None  # type: ignore[attr-defined]

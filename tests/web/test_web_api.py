@@ -14,6 +14,7 @@ from web_helpers import DOUBTFUL, SWAPPED, layout_jpeg
 
 from companion.live import Live
 from companion.web import create_app
+from vision.enroll import layout_codes
 
 CARD = Path(__file__).parents[2] / "calibration" / "cards" / "example.mjcard"
 
@@ -226,6 +227,28 @@ def test_variant_switch(client: FlaskClient) -> None:
     assert client.get("/api/state").get_json()["settings"]["variant"] == "grad"
     bad = client.post("/api/settings", json={"variant": "klingon"})
     assert bad.status_code == 400 and "klingon" in bad.get_json()["error"]
+    assert client.post("/api/settings", json={}).status_code == 400
+    assert client.post("/api/settings", json={"tileset": 5}).status_code == 400
+
+
+def test_the_tile_set_read_with_is_chosen_on_the_settings_page(
+    live: Live, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import vision.tileset
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    codes = tuple(layout_codes("chinese"))
+    vision.tileset.save_tileset(vision.tileset.TileSet("mine", "chinese", codes, np.eye(len(codes), 8, dtype=np.float32)),
+                                np.zeros((len(codes), 64, 48, 3), np.uint8))
+    client = create_app(live).test_client()
+    assert b'<option>mine</option>' in client.get("/settings").data
+    r = client.post("/api/settings", json={"tileset": "mine"})
+    assert r.status_code == 200 and r.get_json()["tileset"] == "mine"
+    assert client.get("/api/state").get_json()["settings"]["tileset"] == "mine"
+    assert b"(reading with it)" in client.get("/enroll").data
+    bad = client.post("/api/settings", json={"tileset": "nope"})
+    assert bad.status_code == 400 and "no enrolled tile set 'nope'" in bad.get_json()["error"]
+    assert (Path(live.config.data_dir) / "tileset.txt").read_text().strip() == "mine"
 
 
 def test_an_enrolled_sets_tiles_are_served_with_its_codes_rows_and_marks(

@@ -297,6 +297,16 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     for code in ("3B", "5B"):
         page.click(f"#enroll-taught figure[data-code='{code}']")
     assert "3B was put back in its place by the enrollment" in page.locator("#taught-actions").inner_text()
+    # read with it from now on, and back to the base recogniser from the settings page
+    page.click("#use-shown")
+    page.locator("#enroll-taught .ok:has-text('Now reading with moved.')").wait_for(timeout=30_000)
+    page.goto(server + "/settings")
+    page.locator("#tileset:has-text('moved')").wait_for()
+    assert page.locator("#tileset-select").input_value() == "moved"
+    page.select_option("#tileset-select", "american")
+    page.click("#tileset-apply")
+    page.locator("#tileset-result:has-text('now reading with american')").wait_for(timeout=30_000)
+    page.locator("#tileset:text-is('american')").wait_for()
 
 
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:

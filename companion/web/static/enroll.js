@@ -1,5 +1,6 @@
 // The enroll page: enroll a set from a photo, show what it was taught (each crop under its code, in
-// the sheet's rows), and enroll it again from its own kept photo with two tiles picked exchanged.
+// the sheet's rows), enroll it again from its own kept photo with two tiles picked exchanged, and
+// read with it from now on.
 const form = document.getElementById("enroll-form");
 const out = document.getElementById("enroll-result");
 const taught = document.getElementById("enroll-taught");
@@ -43,7 +44,7 @@ async function submitEnroll(body) {
   }
   out.textContent = said(data);
   await showSet(data.name);
-  for (const [a, b] of data.maybe_swapped) {
+  for (const [a, b] of (shown && shown.name === data.name ? data.maybe_swapped : [])) {
     out.append(" ", exchangeControl(a, b));
   }
   const warn = data.base_agreement < 0.3 || data.maybe_swapped.length || data.exchanged_read_otherwise.length;
@@ -135,8 +136,21 @@ async function showSet(name) {  // what the set was taught, its places to check 
     }
     taught.append(row);
   }
-  taught.append(Object.assign(document.createElement("p"), {id: "taught-actions"}),
+  const use = Object.assign(document.createElement("button"), {type: "button", id: "use-shown",
+    textContent: "Read with this set"});
+  const used = document.createElement("span");
+  use.addEventListener("click", () => useSet(name, used));
+  taught.append(Object.assign(document.createElement("p"), {id: "taught-actions"}), use, " ", used, " ",
     Object.assign(document.createElement("a"), {textContent: "the same as one picture", href: `${base}/check.png`}));
+}
+
+async function useSet(name, where) {  // read with the set from now on (kept for the next start)
+  where.textContent = "loading...";
+  const r = await fetch("/api/settings", {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({tileset: name})});
+  const data = await r.json().catch(() => ({error: r.statusText}));
+  where.textContent = r.ok ? `Now reading with ${data.tileset}.` : data.error;
+  where.className = r.ok ? "ok" : "error";
 }
 
 form.addEventListener("submit", (ev) => {
@@ -144,3 +158,4 @@ form.addEventListener("submit", (ev) => {
   submitEnroll(new FormData(form));
 });
 document.querySelectorAll("button.show-set").forEach((b) => b.addEventListener("click", () => showSet(b.dataset.set)));
+document.querySelectorAll("button.use-set").forEach((b) => b.addEventListener("click", () => useSet(b.dataset.set, document.getElementById("use-result"))));

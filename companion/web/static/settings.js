@@ -6,6 +6,7 @@ async function load() {
   const s = await (await fetch("/api/state")).json();
   for (const k of ["variant", "tileset", "layout", "source"]) $(k).textContent = s.settings[k] || "default";
   $("variant-select").value = s.settings.variant;
+  $("tileset-select").value = s.settings.tileset;
   $("card-name").textContent = s.card && s.card.name ? `${s.card.name}${s.card.hands ? ` (${s.card.hands} hands)` : ""}` : "none";
 }
 
@@ -26,6 +27,15 @@ $("variant-apply").addEventListener("click", async () => {
     body: JSON.stringify({variant: $("variant-select").value})});
   const data = await r.json();
   $("variant-result").textContent = r.ok ? `now playing ${data.variant}` : data.error;
+  load();
+});
+$("tileset-apply").addEventListener("click", async () => {
+  $("tileset-result").textContent = "loading...";
+  const r = await fetch("/api/settings", {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({tileset: $("tileset-select").value})});
+  const data = await r.json().catch(() => ({error: r.statusText}));
+  $("tileset-result").textContent = r.ok ? `now reading with ${data.tileset}` : data.error;
+  $("tileset-result").className = r.ok ? "ok" : "error";
   load();
 });
 load();
