@@ -149,16 +149,11 @@ def chosen_tileset(data_dir: str | Path, warnings: list[str]) -> str:
         name = path.read_text(encoding="utf-8").strip()
     except OSError:
         return "american"
-    if name == "american":
-        return name
-    from vision.tileset import TileSetError, load_tileset
-
     try:
-        load_tileset(name)
-    except (TileSetError, OSError, ValueError, KeyError) as exc:
+        return check_tileset(name)
+    except ValueError as exc:
         warnings.append(f"The tile set chosen before cannot be read ({exc}); reading with the base recogniser.")
         return "american"
-    return name
 
 
 def keep_tileset_choice(data_dir: str | Path, name: str) -> None:
