@@ -57,7 +57,13 @@ def create_app(live: Any, config: dict[str, Any] | None = None) -> Flask:
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> Any:
         if request.path.startswith("/api/"):
-            return jsonify(error=exc.description or exc.name), exc.code
+            said = exc.description or exc.name
+            if exc.code == 413:
+                limit = int(cfg["max_upload"])
+                size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit // 1024} KiB"
+                said = (f"upload too large: {size} at most (a photo: make it smaller, e.g. 3000 pixels on its long "
+                        "side; the enroll page does so itself)")
+            return jsonify(error=said), exc.code
         return exc
 
     return app

@@ -309,6 +309,35 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     page.locator("#tileset:text-is('american')").wait_for()
 
 
+def test_a_phone_sized_photo_is_made_smaller_on_the_page_and_enrolls(
+    server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 12-megapixel phone photo of 6 MiB, over the server's 4 MiB for an upload, is shrunk to
+    3000 pixels on its long side by the page before it is sent, and enrolls."""
+    import cv2
+    import numpy as np
+    from web_helpers import layout_jpeg
+
+    import vision.tileset
+
+    monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")
+    grid = cv2.imdecode(np.frombuffer(layout_jpeg({}), np.uint8), cv2.IMREAD_COLOR)
+    big = cv2.resize(grid, None, fx=4032 / grid.shape[1], fy=4032 / grid.shape[1], interpolation=cv2.INTER_CUBIC)
+    big = np.clip(big + np.random.default_rng(0).normal(0, 12, big.shape), 0, 255).astype(np.uint8)
+    photo = tmp_path / "IMG_0001.jpg"
+    photo.write_bytes(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
+    assert photo.stat().st_size > 6 * 2**20
+    page.goto(server + "/enroll")
+    page.fill("#enroll-name", "phone")
+    page.select_option("select[name=layout]", "chinese")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+    page.locator("#enroll-result.ok").wait_for(timeout=60_000)
+    assert "Enrolled phone" in page.locator("#enroll-result").inner_text()
+    kept = tmp_path / "sets" / "phone" / "photo.jpg"
+    assert kept.stat().st_size < 4 * 2**20 and max(cv2.imread(str(kept)).shape[:2]) == 3000
+
+
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
     """A display scored on a weak reading: the rack card names the hand and points and asks for
     the weak tile to be checked (readings replayed from a recording made for this test)."""

@@ -153,9 +153,31 @@ async function useSet(name, where) {  // read with the set from now on (kept for
   where.className = r.ok ? "ok" : "error";
 }
 
-form.addEventListener("submit", (ev) => {
+const LONG_SIDE = 3000;  // pixels: a phone photo's tiles stay 150 px or more across, and it uploads in a breath
+
+async function shrunk(file) {  // a large photo (a phone's 12 megapixels and more) made smaller before upload
+  if (!(file instanceof File) || !file.type.startsWith("image/") || file.size < 1500000) {
+    return file;
+  }
+  try {
+    const bitmap = await createImageBitmap(file, {imageOrientation: "from-image"});
+    const scale = Math.min(1, LONG_SIDE / Math.max(bitmap.width, bitmap.height));
+    const canvas = Object.assign(document.createElement("canvas"),
+      {width: Math.round(bitmap.width * scale), height: Math.round(bitmap.height * scale)});
+    canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+    const blob = await new Promise((done) => canvas.toBlob(done, "image/jpeg", 0.92));
+    return blob && blob.size < file.size ? new File([blob], "enroll.jpg", {type: "image/jpeg"}) : file;
+  } catch (err) {  // a format this browser cannot draw: sent as it is, and the server names it
+    return file;
+  }
+}
+
+form.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  submitEnroll(new FormData(form));
+  const body = new FormData(form);
+  out.textContent = "reading the photo...";
+  body.set("photo", await shrunk(body.get("photo")));
+  submitEnroll(body);
 });
 document.querySelectorAll("button.show-set").forEach((b) => b.addEventListener("click", () => showSet(b.dataset.set)));
 document.querySelectorAll("button.use-set").forEach((b) => b.addEventListener("click", () => useSet(b.dataset.set, document.getElementById("use-result"))));
