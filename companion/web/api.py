@@ -257,6 +257,12 @@ def enroll() -> Response:
     from vision.tileset import load_tileset
 
     meta = load_tileset(folder).meta
+    live = _live()
+    if live.config.tileset == name:  # the set read with, enrolled again: read with it as it is now
+        try:
+            live.set_tileset(name)
+        except ValueError as exc:
+            abort(422, description=f"enrolled, but the companion cannot read with it: {exc}")
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
                    turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
                    maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []),

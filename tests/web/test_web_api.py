@@ -206,6 +206,12 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     assert (tmp_path / "sets" / "doubt" / "photo.jpg").read_bytes() == layout_jpeg(laid, style)
     r = client.post("/api/enroll", data={"name": "doubt"})
     assert r.status_code == 200 and r.get_json()["maybe_swapped"] == [["6B", "FL1"]] and r.get_json()["exchanged"] == []
+    # read with it, the banner names the two places; exchanged again, the companion reads the set as it is now
+    assert client.post("/api/settings", json={"tileset": "doubt"}).status_code == 200
+    banner = [w for w in client.get("/api/state").get_json()["warnings"] if w.startswith("Tile set doubt")]
+    assert len(banner) == 1 and "6B's and FL1's places" in banner[0]
+    assert client.post("/api/enroll", data={"name": "doubt", "swap": "6B,FL1"}).status_code == 200
+    assert not [w for w in client.get("/api/state").get_json()["warnings"] if w.startswith("Tile set doubt")]
     assert client.get("/api/tilesets/doubt").get_json()["photo"] is True
     r = client.post("/api/enroll", data={"name": "never"})
     assert r.status_code == 400 and "tile set 'never' keeps no photo" in r.get_json()["error"]
