@@ -167,6 +167,15 @@ def test_good_card_upload_then_ruleset_switch_posts_once(server: str, page: obje
     assert len(posts) == 1
 
 
+def enroll_on_page(page: object, server: str, name: str, photo: Path) -> None:
+    """``photo`` (of the Chinese layout) uploaded on the enroll page as the set ``name``."""
+    page.goto(server + "/enroll")
+    page.fill("#enroll-name", name)
+    page.select_option("select[name=layout]", "chinese")
+    page.set_input_files("input[name=photo]", str(photo))
+    page.click("#enroll-form button")
+
+
 def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_laid_out_or_two_may_be_swapped(
     server: str, page: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -177,11 +186,7 @@ def test_enrolling_says_which_tiles_were_put_back_and_warns_when_few_read_as_lai
     monkeypatch.setattr(vision.tileset, "TILESETS_DIR", tmp_path / "sets")  # the server runs in this process
     photo = tmp_path / "layout.jpg"
     photo.write_bytes(layout_jpeg(SWAPPED))
-    page.goto(server + "/enroll")
-    page.fill("#enroll-name", "my-set")
-    page.select_option("select[name=layout]", "chinese")
-    page.set_input_files("input[name=photo]", str(photo))
-    page.click("#enroll-form button")
+    enroll_on_page(page, server, "my-set", photo)
     result = page.locator("#enroll-result.ok")
     result.wait_for(timeout=30_000)
     text = result.inner_text()
@@ -243,11 +248,7 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     style, laid = DOUBTFUL
     photo = tmp_path / "layout.jpg"
     photo.write_bytes(layout_jpeg(laid, style))
-    page.goto(server + "/enroll")
-    page.fill("#enroll-name", "doubt")
-    page.select_option("select[name=layout]", "chinese")
-    page.set_input_files("input[name=photo]", str(photo))
-    page.click("#enroll-form button")
+    enroll_on_page(page, server, "doubt", photo)
     figures = page.locator("#enroll-taught figure.taught")
     figures.nth(41).wait_for(timeout=30_000)
     codes = layout_codes("chinese")
@@ -327,11 +328,7 @@ def test_a_phone_sized_photo_is_made_smaller_on_the_page_and_enrolls(
     photo = tmp_path / "IMG_0001.jpg"
     photo.write_bytes(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
     assert photo.stat().st_size > 6 * 2**20
-    page.goto(server + "/enroll")
-    page.fill("#enroll-name", "phone")
-    page.select_option("select[name=layout]", "chinese")
-    page.set_input_files("input[name=photo]", str(photo))
-    page.click("#enroll-form button")
+    enroll_on_page(page, server, "phone", photo)
     page.locator("#enroll-result.ok").wait_for(timeout=60_000)
     assert "Enrolled phone" in page.locator("#enroll-result").inner_text()
     kept = tmp_path / "sets" / "phone" / "photo.jpg"
