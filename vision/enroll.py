@@ -34,20 +34,24 @@ from vision.enroll_order import (
     MISPLACED_SURE,
     SWAP_ODDS,
     TWICE_SURE,
+    LaidTwiceError,
+    cycled,
     doubtful_swaps,
     laid_twice,
     misplaced,
     reads_as,
+    refuse_laid_twice,
 )
 from vision.grid_rows import layout_tilt
 from vision.rims import on_the_rims
 
 if TYPE_CHECKING:
-    from vision.classify import Classified, TileClassifier
+    from vision.classify import TileClassifier
     from vision.tileset import TileSet
 
 __all__ = [
     "AUGMENT", "LAYOUTS", "MISPLACED_SURE", "SWAP_ODDS", "TABLE_SMALL", "TWICE_SURE", "TURNS", "TURN_MARGIN", "EnrollError",
+    "LaidTwiceError", "places_of",
     "agreement", "augment_crops", "doubtful_swaps", "enroll_image", "exchanges", "find_tiles", "grid_photo", "laid_twice",
     "layout_codes", "layout_sheet_svg", "layout_tilt", "misplaced", "row_lengths", "sort_into_grid", "upright_grid",
 ]
@@ -133,6 +137,16 @@ false dead-hand call against one (tenth session, ``bench_table --faces american:
 --enroll``)."""
 
 
+def places_of(texts: Sequence[str], layout: str) -> list[str]:
+    """Places of the layout named by the player (``--laid-right 7B``); a ValueError that names one
+    that is not the layout's."""
+    codes = layout_codes(layout)
+    for text in texts:
+        if text not in codes:
+            raise ValueError(f"laid right {text!r}: not a place of the {layout} layout")
+    return list(dict.fromkeys(texts))
+
+
 def exchanges(pairs: Sequence[str], layout: str) -> list[tuple[str, str]]:
     """``["6B,FL1", ...]`` (the player's word that two places hold each other's tiles) as pairs of
     the layout's codes; a ValueError that names what is wrong: an unknown code, a place twice."""
@@ -153,7 +167,7 @@ def exchanges(pairs: Sequence[str], layout: str) -> list[tuple[str, str]]:
 
 def enroll_image(
     image: Image, layout: str, clf: TileClassifier, name: str, augment: int = AUGMENT,
-    as_laid: bool = False, exchanged: Sequence[tuple[str, str]] = (),
+    as_laid: bool = False, exchanged: Sequence[tuple[str, str]] = (), laid_right: Sequence[str] = (),
 ) -> tuple[TileSet, Image, float]:
     """Find, order and embed the tiles of an enrollment photo.
 
@@ -169,7 +183,9 @@ def enroll_image(
     of places (:func:`exchanges`) the player says hold each other's tiles, exchanged first and
     listed in ``meta["exchanged"]``; those places are neither put back nor named, and where the
     classifier reads their tiles surely as each other's even so, ``meta["exchanged_read_otherwise"]``
-    lists the places as :func:`misplaced` would have moved them.  Raises :class:`EnrollError` when the photo does not show the
+    lists the places as :func:`misplaced` would have moved them.  ``laid_right``: places the player
+    says hold their own tiles (``meta["laid_right"]``), likewise neither moved, named nor refused as
+    laid twice.  Raises :class:`EnrollError` when the photo does not show the
     layout.
     """
     from vision.light import without_light
@@ -181,18 +197,20 @@ def enroll_image(
     res = clf.run(crops)
     meta: dict[str, Any] = {"turned_degrees": 90 * turn} if turn else {}
     if exchanged:
-        crops, res = _cycled(crops, res, [[codes.index(a), codes.index(b)] for a, b in exchanged])
+        crops, res = cycled(crops, res, [[codes.index(a), codes.index(b)] for a, b in exchanged])
         meta["exchanged"] = [[a, b] for a, b in exchanged]
-    asked = {codes.index(c) for pair in exchanged for c in pair}  # the player's word over the classifier's
+    if laid_right:
+        meta["laid_right"] = list(laid_right)
+    asked = {codes.index(c) for c in [*laid_right, *(c for pair in exchanged for c in pair)]}  # the player's word
     cycles = [] if as_laid else misplaced(res.codes, res.confidence, codes)
     if against := [c for c in cycles if asked & {*c}]:
         meta["exchanged_read_otherwise"] = [[codes[k] for k in c] for c in against]
     if cycles := [c for c in cycles if c not in against]:
-        crops, res = _cycled(crops, res, cycles)  # the tile laid in slot k reads as the next slot's code
+        crops, res = cycled(crops, res, cycles)  # the tile laid in slot k reads as the next slot's code
         meta["reordered"] = [{"place": codes[k], "tile": codes[j]}
                              for cycle in cycles for k, j in zip(cycle, np.roll(cycle, -1), strict=True)]
     if not as_laid:
-        _refuse_laid_twice(res, codes)
+        refuse_laid_twice(res, codes, asked)
     maybe = [] if as_laid else [(i, j) for i, j in doubtful_swaps(res.probs, clf.classes, codes) if not asked & {i, j}]
     if maybe:
         meta["maybe_swapped"] = [[codes[i], codes[j]] for i, j in maybe]
@@ -200,32 +218,6 @@ def enroll_image(
     copies = clf.run(augment_crops(crops, augment)).embeddings if augment else None
     prototypes = prototypes_from(res.embeddings, copies, augment)
     return TileSet(name, layout, tuple(codes), prototypes, meta), crops, agree
-
-
-def _cycled(crops: Image, res: Classified, cycles: Sequence[Sequence[int]]) -> tuple[Image, Classified]:
-    """The crops and their readings with each cycle of slots turned: the tile in a cycle's slot
-    moved to the slot after it (two slots: exchanged)."""
-    order = np.arange(len(crops))
-    for cycle in cycles:
-        order[np.roll(np.asarray(cycle), -1)] = cycle
-    return crops[order], _reordered(res, order)
-
-
-def _refuse_laid_twice(res: Classified, codes: Sequence[str]) -> None:
-    """:class:`EnrollError` where a place's tile reads surely as another place's, which reads so too."""
-    twice = laid_twice(res.codes, res.confidence, codes)
-    if twice:
-        said = "; ".join(f"the tile in {codes[k]}'s place reads as {res.codes[k]}, as the tile in {codes[j]}'s place does"
-                         for k, j in twice)
-        raise EnrollError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place and "
-                          "take the photo again, or keep every tile where it lies (--as-laid)")
-
-
-def _reordered(res: Classified, order: npt.NDArray[np.int64]) -> Classified:
-    """A classifier's readings of crops in ``order``."""
-    from vision.classify import Classified
-
-    return Classified([res.codes[k] for k in order], res.confidence[order], res.probs[order], res.embeddings[order])
 
 
 def agreement(read: Sequence[str], codes: Sequence[str]) -> float:

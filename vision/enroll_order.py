@@ -2,18 +2,26 @@
 tiles laid in each other's places (:func:`misplaced`), put back where they belong, and a tile laid
 twice in place of another (:func:`laid_twice`), refused.  Both go by what the base classifier
 reads each place's tile as, surely.  Two tiles it reads each likelier as the other's than as their
-own, though not surely (:func:`doubtful_swaps`), are only named, for the player to look at."""
+own, though not surely (:func:`doubtful_swaps`), are only named, for the player to look at.  The
+crops and their readings are put in a new order by :func:`cycled`; :func:`refuse_laid_twice`
+raises :class:`LaidTwiceError`, naming the places, unless the player has said otherwise."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from companion.rules.tiles import FLOWER, is_flower
+from vision.enroll_grid import EnrollError
+
+if TYPE_CHECKING:
+    from vision.classify import Classified
 
 FloatArray = npt.NDArray[np.float32]
+Image = npt.NDArray[np.uint8]
 
 
 def _read_as_another(read: Sequence[str], confidence: Sequence[float] | FloatArray, codes: Sequence[str],
@@ -135,3 +143,41 @@ def doubtful_swaps(probs: FloatArray, classes: Sequence[str], codes: Sequence[st
             pairs.append((i, j))
             used.update((i, j))
     return pairs
+
+
+class LaidTwiceError(EnrollError):
+    """A tile read surely as another place's, which reads so too (:func:`laid_twice`): ``places``,
+    the places whose tiles read as another's, for the player to say they are laid right."""
+
+    def __init__(self, message: str, places: Sequence[str]) -> None:
+        super().__init__(message)
+        self.places = list(places)
+
+
+def cycled(crops: Image, res: Classified, cycles: Sequence[Sequence[int]]) -> tuple[Image, Classified]:
+    """The crops and their readings with each cycle of slots turned: the tile in a cycle's slot
+    moved to the slot after it (two slots: exchanged)."""
+    order = np.arange(len(crops))
+    for cycle in cycles:
+        order[np.roll(np.asarray(cycle), -1)] = cycle
+    return crops[order], reordered(res, order)
+
+
+def refuse_laid_twice(res: Classified, codes: Sequence[str], asked: set[int]) -> None:
+    """:class:`LaidTwiceError` where a place's tile reads surely as another place's, which reads so
+    too, but for the places in ``asked`` (the player's word)."""
+    twice = [(k, j) for k, j in laid_twice(res.codes, res.confidence, codes) if k not in asked]
+    if twice:
+        said = "; ".join(f"the tile in {codes[k]}'s place reads as {res.codes[k]}, as the tile in {codes[j]}'s place does"
+                         for k, j in twice)
+        right = " ".join(f"--laid-right {codes[k]}" for k, _ in twice)
+        raise LaidTwiceError(f"{said}: a tile laid twice and another missing? Lay the sheet's tile in each such place "
+                             f"and take the photo again; or, where each tile is the one its place asks for, enroll with "
+                             f"{right} (or keep every tile where it lies: --as-laid)", [codes[k] for k, _ in twice])
+
+
+def reordered(res: Classified, order: npt.NDArray[np.int64]) -> Classified:
+    """A classifier's readings of crops in ``order``."""
+    from vision.classify import Classified
+
+    return Classified([res.codes[k] for k in order], res.confidence[order], res.probs[order], res.embeddings[order])

@@ -54,6 +54,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
              "(e.g. --swap 6B,FL1, as a warning of enroll may suggest; repeat for more pairs)",
     )
     p.add_argument(
+        "--laid-right", action="append", metavar="PLACE",
+        help="the tile in PLACE is the one the sheet asks for there, though it reads as another place's "
+             "(e.g. --laid-right 7B where enroll took it for a tile laid twice; repeat for more places)",
+    )
+    p.add_argument(
         "--as-laid", action="store_true",
         help="keep every tile where it lies (by default two tiles that read surely as each other's "
              "codes are put back in each other's places, two that read likelier so are named, and a tile "
@@ -87,21 +92,21 @@ def write_sheet(out: Path, layout: str) -> None:
 
 def enroll(
     photo: Path, name: str, layout: str, root: Path | None, model: Path | None, as_laid: bool = False,
-    swap: tuple[str, ...] = (),
+    swap: tuple[str, ...] = (), laid_right: tuple[str, ...] = (),
 ) -> Path:
     from dataclasses import replace
 
     import numpy as np
 
     from vision.classify import DEFAULT_MODEL, TileClassifier
-    from vision.enroll import EnrollError, enroll_image, exchanges
+    from vision.enroll import EnrollError, enroll_image, exchanges, places_of
     from vision.io import ImageLoadError, load_image
     from vision.runtime import sha256_of
     from vision.tileset import check_name, save_photo, save_tileset
 
     check_name(name)
     try:
-        exchanged = exchanges(swap, layout)
+        exchanged, right = exchanges(swap, layout), places_of(laid_right, layout)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     if not photo.is_file():
@@ -114,7 +119,7 @@ def enroll(
     clf = TileClassifier(model or DEFAULT_MODEL)
     try:
         tileset, crops, agree = enroll_image(np.asarray(image, np.uint8), layout, clf, name, as_laid=as_laid,
-                                            exchanged=exchanged)
+                                            exchanged=exchanged, laid_right=right)
     except EnrollError as exc:
         raise CommandError(f"{photo}: {exc}", EXIT_NOT_LAYOUT) from exc
     meta = {
@@ -144,6 +149,8 @@ def _report(tileset: TileSet, agree: float, folder: Path) -> None:
               " (counter-clockwise), where its tiles form the layout's rows")
     for a, b in tileset.meta.get("exchanged", []):
         print(f"exchanged as asked: the tile in {a}'s place is enrolled as {b}, the tile in {b}'s place as {a}")
+    for place in tileset.meta.get("laid_right", []):
+        print(f"laid right as said: the tile in {place}'s place is enrolled as {place}")
     for places in tileset.meta.get("exchanged_read_otherwise", []):
         where = " and ".join(f"{p}'s" for p in places)
         print(f"warning: exchanged as asked, though the tiles now in {where} places read surely as"
@@ -176,6 +183,7 @@ def describe(name: str, root: Path | None = None) -> str:
         if isinstance(info.get("base_agreement"), (int, float)):
             parts.append(f"{info['base_agreement']:.0%} read as laid out")
         parts += [f"exchanged as asked: {a} and {b}" for a, b in info.get("exchanged") or []]
+        parts += [f"laid right as said: {p}" for p in info.get("laid_right") or []]
         moved = info.get("reordered") or []
         if moved:
             parts.append("put back: " + ", ".join(f"{m['tile']} in {m['place']}'s place" for m in moved))
@@ -203,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.photo:
         print(f"enrolling {args.name!r} again from its own photo, {photo}")
         layout = layout or kept_layout(args.name, args.root)
-    enroll(photo, args.name, layout or "american", args.root, args.model, args.as_laid, tuple(args.swap or ()))
+    enroll(photo, args.name, layout or "american", args.root, args.model, args.as_laid, tuple(args.swap or ()),
+           tuple(args.laid_right or ()))
     return 0
 
 

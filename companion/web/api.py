@@ -226,7 +226,7 @@ def enroll() -> Response:
     from companion.cli import CommandError
     from companion.commands.enroll import enroll as enroll_photo
     from companion.commands.enroll import kept_layout
-    from vision.enroll import exchanges
+    from vision.enroll import LaidTwiceError, exchanges, places_of
     from vision.tileset import TileSetError, check_name
 
     name = (request.form.get("name") or "").strip()
@@ -241,6 +241,7 @@ def enroll() -> Response:
         abort(400, description=f"unknown layout: {layout!r} (american or chinese)")
     try:
         exchanges(request.form.getlist("swap"), layout)
+        places_of(request.form.getlist("laid_right"), layout)
     except ValueError as exc:
         abort(400, description=str(exc))
     data, suffix = _enroll_photo(name)
@@ -249,9 +250,10 @@ def enroll() -> Response:
         photo.write_bytes(data)
         try:
             folder = enroll_photo(photo, name, layout, None, None, as_laid=bool(request.form.get("as_laid")),
-                                  swap=tuple(request.form.getlist("swap")))
-        except CommandError as exc:
-            abort(422, description=str(exc))
+                                  swap=tuple(request.form.getlist("swap")), laid_right=tuple(request.form.getlist("laid_right")))
+        except CommandError as exc:  # a tile perhaps laid twice: its places, for the page to ask about
+            twice = exc.__cause__.places if isinstance(exc.__cause__, LaidTwiceError) else []
+            return Response(json.dumps({"error": str(exc), "laid_twice": twice}), status=422, mimetype="application/json")
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
             abort(422, description=str(exc))
     from vision.tileset import load_tileset
@@ -266,7 +268,7 @@ def enroll() -> Response:
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
                    turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
                    maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []),
-                   exchanged_read_otherwise=meta.get("exchanged_read_otherwise", []))
+                   exchanged_read_otherwise=meta.get("exchanged_read_otherwise", []), laid_right=meta.get("laid_right", []))
 
 
 @bp.post("/api/zones")

@@ -20,6 +20,7 @@ from vision.classify import TileClassifier
 from vision.enroll import (
     SWAP_ODDS,
     EnrollError,
+    LaidTwiceError,
     doubtful_swaps,
     enroll_image,
     exchanges,
@@ -135,9 +136,12 @@ def test_laid_twice_finds_a_place_whose_tile_reads_surely_as_another_places_as_t
     assert laid_twice(["1B", "3B", "2B", "4B", "F", "J"], sure, CODES) == []  # swapped: misplaced's
 
 
-def test_a_tile_laid_twice_in_place_of_another_is_refused_unless_as_laid(tmp_path: Path) -> None:
+def test_a_tile_laid_twice_in_place_of_another_is_refused_unless_as_laid_or_said_laid_right(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     """An 8 Craks laid in the 7 Craks' place as well: enrolled, the set's 7 Craks prototype would be
-    an 8 Craks, and its 8 Craks read as 7 Craks."""
+    an 8 Craks, and its 8 Craks read as 7 Craks.  The player may say otherwise for that place alone
+    (a set whose 7 Craks the classifier takes for an 8 Craks), and every other check still holds."""
     faces = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
     faces["7C"] = faces["8C"]
     image, _ = grid_photo(faces, "chinese", np.random.default_rng(0))
@@ -151,8 +155,26 @@ def test_a_tile_laid_twice_in_place_of_another_is_refused_unless_as_laid(tmp_pat
     cv2.imwrite(str(photo), image)
     args = ["enroll", str(photo), "--layout", "chinese", "--root", str(tmp_path / "sets"), "--model", str(MODEL)]
     assert main([*args, "--name", "twice"]) == 3
+    assert "enroll with --laid-right 7C (or keep every tile where it lies: --as-laid)" in capsys.readouterr().err
     assert not (tmp_path / "sets" / "twice").exists()
     assert main([*args, "--name", "twice", "--as-laid"]) == 0
+    with pytest.raises(LaidTwiceError) as refused:
+        enroll_image(image, "chinese", clf, "twice")
+    assert refused.value.places == ["7C"]
+    ts, _, _ = enroll_image(image, "chinese", clf, "said", laid_right=["7C"])
+    assert ts.meta["laid_right"] == ["7C"] and ts.codes[layout_codes("chinese").index("7C")] == "7C"
+    both = {c: v[0] for c, v in tile_faces(TRAIN_STYLES[0]).items()}
+    both.update({"7C": both["8C"], "3B": both["4B"], "4B": both["3B"]})  # and two tiles swapped: still put back
+    ts, _, _ = enroll_image(grid_photo(both, "chinese", np.random.default_rng(0))[0], "chinese", clf, "both",
+                            laid_right=["7C"])
+    assert [m["place"] for m in ts.meta["reordered"]] == ["3B", "4B"]
+    capsys.readouterr()
+    assert main([*args, "--name", "said", "--laid-right", "7C"]) == 0
+    assert "laid right as said: the tile in 7C's place is enrolled as 7C" in capsys.readouterr().out
+    assert main(["enroll", "--list", "--root", str(tmp_path / "sets")]) == 0
+    assert "laid right as said: 7C" in capsys.readouterr().out
+    assert main([*args, "--name", "bad", "--laid-right", "X9"]) == 2
+    assert "laid right 'X9': not a place of the chinese layout" in capsys.readouterr().err
 
 
 def _probs(rows: dict[int, dict[str, float]], classes: list[str]) -> np.ndarray:

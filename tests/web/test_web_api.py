@@ -191,7 +191,12 @@ def test_enroll_puts_swapped_tiles_back_and_says_so(live: Live, tmp_path: Path, 
     twice = layout_jpeg({"7C": "8C"})  # an 8 Craks in its own place and the 7 Craks' too
     r = client.post("/api/enroll", data={"name": "twice", "layout": "chinese", "photo": (io.BytesIO(twice), "p.jpg")})
     assert r.status_code == 422 and "the tile in 7C's place reads as 8C" in r.get_json()["error"]
-    assert not (tmp_path / "sets" / "twice").exists()
+    assert r.get_json()["laid_twice"] == ["7C"] and not (tmp_path / "sets" / "twice").exists()
+    r = client.post("/api/enroll", data={"name": "twice", "layout": "chinese", "laid_right": "7C",
+                                         "photo": (io.BytesIO(twice), "p.jpg")})
+    assert r.status_code == 200 and r.get_json()["laid_right"] == ["7C"]
+    r = client.post("/api/enroll", data={"name": "twice", "layout": "chinese", "laid_right": "7X"})
+    assert r.status_code == 400 and "laid right '7X': not a place" in r.get_json()["error"]
     style, laid = DOUBTFUL
     r = client.post("/api/enroll", data={"name": "doubt", "layout": "chinese",
                                          "photo": (io.BytesIO(layout_jpeg(laid, style)), "p.jpg")})

@@ -298,12 +298,21 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     for code in ("3B", "5B"):
         page.click(f"#enroll-taught figure[data-code='{code}']")
     assert "3B was put back in its place by the enrollment" in page.locator("#taught-actions").inner_text()
+    # a tile taken for one laid twice: the player says it is laid right, and the same photo enrolls
+    photo.write_bytes(layout_jpeg({"7C": "8C"}))
+    enroll_on_page(page, server, "twice", photo)
+    page.locator("#enroll-result.error button.laid-right").wait_for(timeout=30_000)
+    assert "the tile in 7C's place reads as 8C" in page.locator("#enroll-result").inner_text()
+    page.click("#enroll-result button.laid-right:has-text(\"The tile in 7C's place is the 7C: enroll it so\")")
+    page.locator("#enroll-result.ok:has-text(\"Laid right as you said: the tile in 7C's place is enrolled as 7C.\")").wait_for(
+        timeout=30_000)
+    assert json.loads((tmp_path / "sets" / "twice" / "tileset.json").read_text())["laid_right"] == ["7C"]
     # read with it from now on, and back to the base recogniser from the settings page
     page.click("#use-shown")
-    page.locator("#enroll-taught .ok:has-text('Now reading with moved.')").wait_for(timeout=30_000)
+    page.locator("#enroll-taught .ok:has-text('Now reading with twice.')").wait_for(timeout=30_000)
     page.goto(server + "/settings")
-    page.locator("#tileset:has-text('moved')").wait_for()
-    assert page.locator("#tileset-select").input_value() == "moved"
+    page.locator("#tileset:has-text('twice')").wait_for()
+    assert page.locator("#tileset-select").input_value() == "twice"
     page.select_option("#tileset-select", "american")
     page.click("#tileset-apply")
     page.locator("#tileset-result:has-text('now reading with american')").wait_for(timeout=30_000)

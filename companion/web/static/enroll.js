@@ -14,6 +14,9 @@ function said(data) {  // what the enrollment did and asks to check, in words
   for (const [a, b] of data.exchanged) {
     text += ` Exchanged as asked: the tile in ${a}'s place is enrolled as ${b}, the tile in ${b}'s place as ${a}.`;
   }
+  for (const place of data.laid_right) {
+    text += ` Laid right as you said: the tile in ${place}'s place is enrolled as ${place}.`;
+  }
   for (const places of data.exchanged_read_otherwise) {
     text += ` Yet the tiles now in ${places.map((p) => `${p}'s`).join(" and ")} places read surely as each other's: look at them (framed in amber below); if they were laid right, exchange them back.`;
   }
@@ -40,6 +43,9 @@ async function submitEnroll(body) {
     out.textContent = data.error;
     out.className = "error";
     taught.replaceChildren();
+    for (const place of data.laid_twice || []) {  // the player's word that the tile there is its own
+      out.append(" ", laidRightButton(body, place));
+    }
     return;
   }
   out.textContent = said(data);
@@ -49,6 +55,18 @@ async function submitEnroll(body) {
   }
   const warn = data.base_agreement < 0.3 || data.maybe_swapped.length || data.exchanged_read_otherwise.length;
   out.className = warn ? "warn" : "ok";
+}
+
+function laidRightButton(body, place) {  // the same photo enrolled again, the tile in place taken as laid right
+  const button = Object.assign(document.createElement("button"), {type: "button", className: "laid-right",
+    textContent: `The tile in ${place}'s place is the ${place}: enroll it so`});
+  button.addEventListener("click", () => {
+    const again = new FormData();
+    body.forEach((value, key) => again.append(key, value));
+    again.append("laid_right", place);
+    submitEnroll(again);
+  });
+  return button;
 }
 
 function withPair(a, b) {  // the pairs to exchange with a and b picked, or why they cannot be
