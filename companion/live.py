@@ -320,9 +320,8 @@ class Live:
         self.publish()
 
     def set_tileset(self, name: str) -> None:
-        """Read with another enrolled set (``american``: the base recogniser) from now on, and keep
-        the choice for the next start (``DATA/tileset.txt``); a ValueError names a set that cannot
-        be read, and the set in use stays."""
+        """Read with another enrolled set (``american``: the base) from now on, kept for the next start
+        (``DATA/tileset.txt``); a ValueError names a set that cannot be read, and the set in use stays."""
         config = dc_replace(self.config, tileset=check_tileset(name))
         reader = fresh_reader(self.reader, config, self.warnings, strict=True)  # the models load outside the lock
         with self._lock:
