@@ -256,19 +256,23 @@ def enroll() -> Response:
             return Response(json.dumps({"error": str(exc), "laid_twice": twice}), status=422, mimetype="application/json")
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
             abort(422, description=str(exc))
+    return _enrolled(name, folder)
+
+
+def _enrolled(name: str, folder: Any) -> Response:
+    """What an enrollment did, for the page; the set read with, enrolled again, read as it is now."""
     from vision.tileset import load_tileset
 
     meta = load_tileset(folder).meta
     live = _live()
-    if live.config.tileset == name:  # the set read with, enrolled again: read with it as it is now
+    if live.config.tileset == name:
         try:
             live.set_tileset(name)
         except ValueError as exc:
             abort(422, description=f"enrolled, but the companion cannot read with it: {exc}")
+    lists = ("reordered", "maybe_swapped", "exchanged", "exchanged_read_otherwise", "laid_right")
     return jsonify(ok=True, name=name, folder=str(folder), base_agreement=meta.get("base_agreement"),
-                   turned_degrees=meta.get("turned_degrees", 0), reordered=meta.get("reordered", []),
-                   maybe_swapped=meta.get("maybe_swapped", []), exchanged=meta.get("exchanged", []),
-                   exchanged_read_otherwise=meta.get("exchanged_read_otherwise", []), laid_right=meta.get("laid_right", []))
+                   turned_degrees=meta.get("turned_degrees", 0), **{k: meta.get(k, []) for k in lists})
 
 
 @bp.post("/api/zones")

@@ -1,14 +1,16 @@
 """What an enrolled tile set was taught, for the enroll page to show and the player to check.
 
-``GET /api/tilesets/<name>``: the set's layout, its codes in layout order, the layout's row
-lengths, the places its enrollment marked (``{place: "check" | "moved"}``,
-:func:`vision.tileset_sheet.marks`), what to check in words, the places put back and the pairs
-exchanged as asked, and whether its photo is kept (to enroll it again from, ``POST /api/enroll``
-with no photo); ``GET
-/api/tilesets/<name>/crops/<i>.png``: the crop enrolled for the ``i``-th place; ``GET
-/api/tilesets/<name>/check.png``: every crop under its code in one picture
-(:func:`vision.tileset_sheet.sheet_of`).  A bad name is a 400 naming it, a set or crop not there a
-404, never a 500.
+- ``GET /api/tilesets/<name>``: the set's layout, its codes in layout order, the layout's row
+  lengths, the places its enrollment marked (``{place: "check" | "moved"}``,
+  :func:`vision.tileset_sheet.marks`), what to check in words, the places put back and the pairs
+  exchanged as asked, and whether its photo is kept (to enroll it again from: ``POST /api/enroll``
+  with no photo);
+- ``GET /api/tilesets/<name>/crops/<i>.png``: the crop enrolled for the ``i``-th place;
+- ``GET /api/tilesets/<name>/check.png``: every crop under its code in one picture
+  (:func:`vision.tileset_sheet.sheet_of`).
+
+A bad name is a 400 naming it, a set or crop not there a 404, a ``tileset.json`` that cannot be
+read a 422; never a 500.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ def _info(folder: Path) -> dict[str, Any]:
     return info
 
 
+def _list(info: dict[str, Any], key: str) -> list[Any]:
+    """A list field of ``tileset.json``; none where a hand-edited file gives something else."""
+    value = info.get(key)
+    return value if isinstance(value, list) else []
+
+
 @bp.get("/api/tilesets/<name>")
 def tileset(name: str) -> Response:
     from vision.tileset import stored_photo, to_check
@@ -53,8 +61,8 @@ def tileset(name: str) -> Response:
     folder = _folder(name)
     info = _info(folder)
     codes = [str(c) for c in info["codes"]]
-    put_back = [m["place"] for m in info.get("reordered") or [] if isinstance(m, dict) and "place" in m]
-    exchanged = [[str(a), str(b)] for a, b in (q for q in info.get("exchanged") or [] if isinstance(q, list) and len(q) == 2)]
+    put_back = [str(m["place"]) for m in _list(info, "reordered") if isinstance(m, dict) and "place" in m]
+    exchanged = [[str(a), str(b)] for a, b in (q for q in _list(info, "exchanged") if isinstance(q, list) and len(q) == 2)]
     return jsonify(name=name, layout=info.get("layout"), codes=codes, rows=rows_of(str(info.get("layout")), len(codes)),
                    marks=marks(info), to_check=to_check(folder), photo=stored_photo(folder) is not None,
                    put_back=put_back, exchanged=exchanged)

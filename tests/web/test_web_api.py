@@ -289,6 +289,10 @@ def test_an_enrolled_sets_tiles_are_served_with_its_codes_rows_and_marks(
     assert client.get("/api/tilesets/mine/crops/42.png").status_code == 404
     assert "no enrolled tile set 'other'" in client.get("/api/tilesets/other").get_json()["error"]
     assert client.get("/api/tilesets/bad name!").status_code == 400
+    edited = json.loads((tmp_path / "sets" / "mine" / "tileset.json").read_text())
+    (tmp_path / "sets" / "mine" / "tileset.json").write_text(json.dumps({**edited, "reordered": 5, "exchanged": "x"}))
+    got = client.get("/api/tilesets/mine").get_json()  # edited by hand: fields of the wrong kind say nothing
+    assert got["put_back"] == [] and got["exchanged"] == [] and got["marks"] == {"6B": "check", "FL1": "check"}
     (tmp_path / "sets" / "mine" / "tileset.json").write_text("{cut short")
     for path in ("/api/tilesets/mine", "/api/tilesets/mine/check.png"):
         r = client.get(path)
