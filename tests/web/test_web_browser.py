@@ -290,10 +290,7 @@ def test_the_enroll_page_shows_each_tile_under_its_code_and_two_picked_there_are
     assert np.array_equal(crop(7), before[7]) and np.array_equal(crop(8), before[8])
     # a tile the enrollment put back is not exchanged by a pick: the page says how to keep tiles as laid
     photo.write_bytes(layout_jpeg(SWAPPED))
-    page.fill("#enroll-name", "moved")
-    page.select_option("select[name=layout]", "chinese")
-    page.set_input_files("input[name=photo]", str(photo))
-    page.click("#enroll-form button")
+    enroll_on_page(page, server, "moved", photo)
     page.locator("#enroll-taught figure.moved").nth(1).wait_for(timeout=30_000)
     for code in ("3B", "5B"):
         page.click(f"#enroll-taught figure[data-code='{code}']")
