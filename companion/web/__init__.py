@@ -11,6 +11,7 @@ cookie, or an ``X-Companion-Token`` header); others get 403.  Requests from the 
 from __future__ import annotations
 
 import hmac
+import threading
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
@@ -30,6 +31,7 @@ def create_app(live: Any, config: dict[str, Any] | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = int(cfg["max_upload"])
     app.extensions["live"] = live
     app.extensions["companion"] = cfg
+    app.extensions["enroll_lock"] = threading.Lock()  # enrollments one at a time (companion.web.api.enroll)
 
     from companion.web import api, pages, tilesets
 

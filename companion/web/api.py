@@ -244,8 +244,8 @@ def enroll() -> Response:
         places_of(request.form.getlist("laid_right"), layout)
     except ValueError as exc:
         abort(400, description=str(exc))
-    data, suffix = _enroll_photo(name)
-    with tempfile.TemporaryDirectory() as tmp:
+    with current_app.extensions["enroll_lock"], tempfile.TemporaryDirectory() as tmp:  # one at a time: a set's folder
+        data, suffix = _enroll_photo(name)  # is written whole, and its kept photo read, by one enrollment alone
         photo = Path(tmp) / f"enroll{suffix}"
         photo.write_bytes(data)
         try:
@@ -256,7 +256,7 @@ def enroll() -> Response:
             return Response(json.dumps({"error": str(exc), "laid_twice": twice}), status=422, mimetype="application/json")
         except (ValueError, OSError) as exc:  # bad name, missing classifier model, unreadable photo
             abort(422, description=str(exc))
-    return _enrolled(name, folder)
+        return _enrolled(name, folder)
 
 
 def _enrolled(name: str, folder: Any) -> Response:

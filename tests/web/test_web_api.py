@@ -242,6 +242,39 @@ def test_variant_switch(client: FlaskClient) -> None:
     assert client.post("/api/settings", json={"tileset": 5}).status_code == 400
 
 
+def test_two_enrollments_at_once_run_one_after_the_other(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two taps on a page (or two pages) at once must not write one set's folder together."""
+    import threading
+    import time
+
+    import companion.commands.enroll
+    from companion.cli import CommandError
+
+    running, most = [0], [0]
+
+    def slow(*args: object, **kwargs: object) -> Path:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        running[0] -= 1
+        raise CommandError("not a layout")
+
+    monkeypatch.setattr(companion.commands.enroll, "enroll", slow)
+    app = create_app(live)
+    answers: list[int] = []
+
+    def post() -> None:
+        r = app.test_client().post("/api/enroll", data={"name": "mine", "photo": (io.BytesIO(b"x"), "p.jpg")})
+        answers.append(r.status_code)
+
+    threads = [threading.Thread(target=post) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [422, 422] and most[0] == 1
+
+
 def test_the_tile_set_read_with_is_chosen_on_the_settings_page(
     live: Live, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -34,7 +34,21 @@ function said(data) {  // what the enrollment did and asks to check, in words
   return text;
 }
 
+let busy = false;  // one enrollment at a time from this page: a second tap while one runs does nothing
+
 async function submitEnroll(body) {
+  if (busy) {
+    return;
+  }
+  busy = true;
+  try {
+    await enrollWith(body);
+  } finally {
+    busy = false;
+  }
+}
+
+async function enrollWith(body) {
   out.textContent = "enrolling...";
   out.className = "";
   const r = await fetch("/api/enroll", {method: "POST", body: body});
