@@ -337,6 +337,8 @@ def test_a_phone_sized_photo_is_made_smaller_on_the_page_and_enrolls(
     enroll_on_page(page, server, "phone", photo)
     page.locator("#enroll-result.ok").wait_for(timeout=60_000)
     assert "Enrolled phone" in page.locator("#enroll-result").inner_text()
+    assert page.locator("#enrolled button.show-set[data-set='phone']").count() == 1  # listed at once, no reload
+    assert page.locator("#enrolled li.small").count() == 0
     kept = tmp_path / "sets" / "phone" / "photo.jpg"
     assert kept.stat().st_size < 4 * 2**20 and max(cv2.imread(str(kept)).shape[:2]) == 3000
 

@@ -63,6 +63,7 @@ async function enrollWith(body) {
     return;
   }
   out.textContent = said(data);
+  listed(data.name);
   await showSet(data.name);
   for (const [a, b] of (shown && shown.name === data.name ? data.maybe_swapped : [])) {
     out.append(" ", exchangeControl(a, b));
@@ -174,6 +175,24 @@ async function showSet(name) {  // what the set was taught, its places to check 
   use.addEventListener("click", () => useSet(name, used));
   taught.append(Object.assign(document.createElement("p"), {id: "taught-actions"}), use, " ", used, " ",
     Object.assign(document.createElement("a"), {textContent: "the same as one picture", href: `${base}/check.png`}));
+}
+
+function listed(name) {  // a set just enrolled joins "Enrolled sets", with its buttons
+  const list = document.getElementById("enrolled");
+  if (list.querySelector(`button.show-set[data-set="${CSS.escape(name)}"]`)) {
+    return;
+  }
+  list.querySelectorAll("li.small").forEach((li) => li.remove());  // "none yet"
+  const show = Object.assign(document.createElement("button"), {type: "button", className: "show-set",
+    textContent: "show its tiles"});
+  const use = Object.assign(document.createElement("button"), {type: "button", className: "use-set",
+    textContent: "read with this set"});
+  show.dataset.set = use.dataset.set = name;
+  show.addEventListener("click", () => showSet(name));
+  use.addEventListener("click", () => useSet(name, document.getElementById("use-result")));
+  const item = document.createElement("li");
+  item.append(`${name} `, show, " ", use);
+  list.append(item);
 }
 
 async function useSet(name, where) {  // read with the set from now on (kept for the next start)
