@@ -97,15 +97,33 @@ def save_tileset(tileset: TileSet, crops: npt.NDArray[np.uint8], root: Path | No
     return folder
 
 
+def folder_of(name_or_path: str | Path, root: Path | None = None) -> Path:
+    """A set's folder: a folder path as given, else the named set's under ``root`` (or
+    ``calibration/tilesets``); a :class:`TileSetError` for a bad name."""
+    p = Path(name_or_path)
+    return p if p.is_dir() else tileset_dir(str(name_or_path), root)
+
+
+def tileset_info(name_or_path: str | Path, root: Path | None = None) -> dict[str, Any]:
+    """A set's ``tileset.json``; a :class:`TileSetError` that names the set or the file where it is
+    not enrolled, cannot be read or is not a JSON object (its fields are the caller's to check)."""
+    folder = folder_of(name_or_path, root)
+    path = folder / "tileset.json"
+    if not path.is_file():
+        raise TileSetError(f"no enrolled tile set {str(name_or_path)!r} (looked in {str(folder)!r})")
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise TileSetError(f"cannot read {str(path)!r}: {exc}") from exc
+    if not isinstance(info, dict):
+        raise TileSetError(f"cannot read {str(path)!r}: not a JSON object")
+    return info
+
+
 def load_tileset(name_or_path: str | Path, root: Path | None = None) -> TileSet:
     """A tile set by name (under ``calibration/tilesets``) or by folder path."""
-    p = Path(name_or_path)
-    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
-    if not (folder / "tileset.json").is_file():
-        raise TileSetError(
-            f"no enrolled tile set {str(name_or_path)!r} (looked in {str(folder)!r})"
-        )
-    info = json.loads((folder / "tileset.json").read_text())
+    folder = folder_of(name_or_path, root)
+    info = tileset_info(name_or_path, root)
     with np.load(folder / "prototypes.npz") as data:
         codes = tuple(str(c) for c in data["codes"])
         emb = l2_normalise(np.asarray(data["embeddings"], np.float32))
@@ -117,11 +135,9 @@ def places_to_check(name_or_path: str | Path, root: Path | None = None) -> list[
     """The pairs of places an enrollment named as perhaps holding each other's tiles
     (``maybe_swapped`` in ``tileset.json``, :func:`vision.enroll_order.doubtful_swaps`); none
     where the set says none or its ``tileset.json`` cannot be read (the recogniser says that)."""
-    p = Path(name_or_path)
     try:
-        folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
-        pairs = json.loads((folder / "tileset.json").read_text()).get("maybe_swapped") or []
-    except (OSError, ValueError, AttributeError):
+        pairs = tileset_info(name_or_path, root).get("maybe_swapped") or []
+    except TileSetError:
         return []
     if not isinstance(pairs, list):
         return []
@@ -139,9 +155,7 @@ def to_check(name_or_path: str | Path, root: Path | None = None) -> list[str]:
 def stored_crops(name_or_path: str | Path, root: Path | None = None) -> npt.NDArray[np.uint8] | None:
     """The enrolled crops of a tile set in layout order (``crops/NN_CODE.png``), or None when any
     is missing or unreadable."""
-    p = Path(name_or_path)
-    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
-    files = sorted((folder / "crops").glob("*.png"))
+    files = sorted((folder_of(name_or_path, root) / "crops").glob("*.png"))
     crops = [c for c in (cv2.imread(str(f), cv2.IMREAD_COLOR) for f in files) if c is not None]
     if not crops or len(crops) != len(files) or len({c.shape for c in crops}) != 1:
         return None
@@ -166,9 +180,7 @@ def save_photo(folder: Path, data: bytes, suffix: str) -> Path:
 def stored_photo(name_or_path: str | Path, root: Path | None = None) -> Path | None:
     """The enrollment photo kept with a set (:func:`save_photo`); None for a set enrolled before
     photos were kept, or none of that name."""
-    p = Path(name_or_path)
-    folder = p if p.is_dir() else tileset_dir(str(name_or_path), root)
-    return next(iter(sorted(folder.glob(f"{PHOTO}.*"))), None)
+    return next(iter(sorted(folder_of(name_or_path, root).glob(f"{PHOTO}.*"))), None)
 
 
 def list_tilesets(root: Path | None = None) -> list[str]:

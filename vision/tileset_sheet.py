@@ -12,7 +12,6 @@ written too).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,13 +91,13 @@ def check_sheet(crops: Image, codes: Sequence[str], layout: str, marked: Mapping
 def sheet_of(folder: Path) -> Image | None:
     """The check sheet of the set stored in ``folder``; None where its crops or its
     ``tileset.json`` cannot be read."""
-    from vision.tileset import stored_crops
+    from vision.tileset import TileSetError, stored_crops, tileset_info
 
     crops = stored_crops(folder)
     try:
-        info = json.loads((folder / "tileset.json").read_text())
+        info = tileset_info(folder)
         codes, layout = [str(c) for c in info["codes"]], str(info["layout"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (TileSetError, KeyError, TypeError):
         return None
     if crops is None or len(crops) != len(codes):
         return None

@@ -13,7 +13,6 @@ count, the share read as laid out and what its enrollment said to check.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -178,7 +177,7 @@ def describe(name: str, root: Path | None = None) -> str:
 
     path = (root or vision.tileset.TILESETS_DIR) / name / "tileset.json"
     try:
-        info = json.loads(path.read_text())
+        info = vision.tileset.tileset_info(path.parent)  # a TileSetError is a ValueError
         parts = [f"{info['layout']} layout, {len(info['codes'])} tiles"]
         if isinstance(info.get("base_agreement"), (int, float)):
             parts.append(f"{info['base_agreement']:.0%} read as laid out")
@@ -233,10 +232,10 @@ def kept_photo(name: str, root: Path | None) -> Path:
 
 def kept_layout(name: str, root: Path | None) -> str | None:
     """The layout an enrolled set was laid out by, where its ``tileset.json`` says."""
-    import vision.tileset
+    from vision.tileset import TileSetError, tileset_info
 
     try:
-        layout = json.loads(((root or vision.tileset.TILESETS_DIR) / name / "tileset.json").read_text())["layout"]
-    except (OSError, ValueError, KeyError, TypeError):
+        layout = tileset_info(name, root).get("layout")
+    except TileSetError:
         return None
     return layout if layout in ("american", "chinese") else None

@@ -15,7 +15,6 @@ read a 422; never a 500.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,14 @@ def _folder(name: str) -> Path:
 
 
 def _info(folder: Path) -> dict[str, Any]:
+    from vision.tileset import TileSetError, tileset_info
+
     try:
-        info = json.loads((folder / "tileset.json").read_text())
-        if not isinstance(info, dict) or not isinstance(info.get("codes"), list):
-            raise ValueError("no list of codes")
-    except (OSError, ValueError) as exc:
-        abort(422, description=f"cannot read {folder / 'tileset.json'}: {exc}")
+        info = tileset_info(folder)
+    except TileSetError as exc:
+        abort(422, description=str(exc))
+    if not isinstance(info.get("codes"), list):
+        abort(422, description=f"cannot read {folder / 'tileset.json'}: no list of codes")
     return info
 
 
