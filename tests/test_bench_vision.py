@@ -146,7 +146,9 @@ def test_ours_waits_for_a_peer_that_spins_after_answering_to_go_quiet(tmp_path) 
     assert [w[0] for w in waits] == ["peer", "ours", "peer", "ours"]
     for who, seconds, cpu in waits:
         if who == "ours":
-            assert 0.1 <= seconds < 0.3 and cpu >= 50  # the spin's 0.15 s, most of it on the CPU
+            # the spin's 0.15 s, on the CPU for as much of it as the other tests running beside it
+            # leave (45 ms of it once, with the suite's other worker busy); a wait on nothing is < 5
+            assert 0.1 <= seconds < 0.3 and cpu >= 20
         else:
             assert seconds < 0.1 and cpu < 5
     idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
