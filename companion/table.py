@@ -26,7 +26,7 @@ from companion.rules.variants import get_variant
 from companion.table_extents import refit_racks
 from companion.table_flags import RuleContext, evaluate, rack_flags
 from companion.table_guards import guard_dead_calls, guard_overexposed, guard_weak_frame
-from companion.table_readings import fold_to_set, with_rows
+from companion.table_readings import VOUCH_CONFIDENCE, fold_to_set, vouched, with_rows
 from companion.table_types import (
     FLAG_KINDS,
     MIN_CONFIDENCE,
@@ -73,11 +73,14 @@ class TableReader:
     ``tile_set`` names the physical set whose copies are counted (default: the variant's);
     ``calibration`` fixes the homography (clicked corners), otherwise markers are found in every
     frame and the last good homography is kept (``"stale"``) while a hand covers one.
+    ``vouch``: a weak tile of a rack that the second reader reads as the first does, this surely,
+    is read from both and no longer keeps the rack unjudged (:meth:`_vouch_weak_racks`; None: never).
     """
 
     def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
                  variant: str = "mjm", calibration: Calibration | None = None, tile_set: str | None = None,
-                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True, lamp: bool = True) -> None:
+                 min_confidence: float = MIN_CONFIDENCE, count_backs: bool = True, lamp: bool = True,
+                 vouch: float | None = VOUCH_CONFIDENCE) -> None:
         rules = get_variant(variant)
         if tile_set is not None and tile_set not in TILE_SETS:
             raise ValueError(f"unknown tile set: {tile_set!r} (known: {', '.join(sorted(TILE_SETS))})")
@@ -91,6 +94,7 @@ class TableReader:
         self._takes_tile_px: bool | None = None
         self._small_zones: set[str] = set()  # zones flagged ``view`` in the last frame
         self.lamp = lamp  # take a lamp's tint out of each frame before its tiles are read (vision.light)
+        self.vouch = vouch  # a weak tile the second reader reads alike this surely is vouched for; None: never
 
     def read(self, frame: npt.NDArray[np.uint8], detections: Detections | None = None) -> TableObservation:
         """Read one frame; ``detections`` skips the recogniser (already run, or replayed)."""
@@ -276,6 +280,8 @@ class TableReader:
         when that reading finds the hand dead too (:meth:`_check_dead_calls`)."""
         detections = fold_to_set(detections, set(self.ctx.tileset.counts))
         zones = self._zones(detections, calibration)
+        if frame is not None:
+            detections, zones = self._vouch_weak_racks(frame, detections, calibration, zones)
         view = self._view_flags(calibration)  # a player's count is not judged on a rack too small to read
         flags, mahjong = evaluate(zones, self.ctx, self._small_zones)
         flags = guard_dead_calls(zones, flags, self.ctx)
@@ -293,6 +299,35 @@ class TableReader:
         return read_zones(self.layout, detections, calibration, self.min_confidence, self.ctx.chows,
                           self._choose, jokers=self.ctx.tileset.counts.get(JOKER, 0) > 0, only=only)
 
+    def _second_reading(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
+                        racks: Collection[str]) -> tuple[npt.NDArray[np.intp], Detections | None]:
+        """The detections lying in ``racks`` (their indexes) and ``det`` with their readings taken
+        from the recogniser's second reader (``check``), within the set's codes; None without one."""
+        check = getattr(self.recognizer, "check", None)
+        names = np.array([z.name for z in self.layout.zones] + [""])
+        rows = np.flatnonzero(np.isin(names[self.layout.assign(calibration.to_table(det.centres))], list(racks)))
+        second = check(self._without_lamp(frame), det.quads[rows]) if len(rows) and callable(check) else None
+        if second is None:
+            return rows, None
+        return rows, fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
+
+    def _vouch_weak_racks(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
+                          zones: dict[str, ZoneReading]) -> tuple[Detections, dict[str, ZoneReading]]:
+        """The racks holding a weak tile read again; their tiles the second reader reads alike at
+        ``vouch`` or surer are read from both (:func:`~companion.table_readings.vouched`), each the
+        run's evidence for its neighbours too.  A weak tile so vouched for leaves its rack judged
+        (docs/table.md, "Weak tiles vouched for by the second reader"); a dead call is still
+        checked (:meth:`_check_dead_calls`).  Reading the weak tiles alone again gained nothing on
+        ``bench_table`` (fifty-eighth session): the rack's sure tiles read surer count too."""
+        weak = sorted(name for name, z in zones.items() if z.kind == "rack" and z.uncertain)
+        if self.vouch is None or not weak or not len(det):
+            return det, zones
+        rows, again = self._second_reading(frame, det, calibration, weak)
+        if again is None:
+            return det, zones
+        det, n = vouched(det, rows, again, self.vouch)
+        return (det, {**zones, **self._zones(det, calibration, only=weak)}) if n else (det, zones)
+
     def _check_dead_calls(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
                           zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
         """A dead-hand call kept only when a second classifier's reading of the rack calls it too.
@@ -309,16 +344,12 @@ class TableReader:
         as four 9 Bams at 0.95-0.99 and alone calls the Mah Jongg in error; the second reads them
         as 9 Bams too, but three of them weakly, so the call is withheld.
         Without a second reader, or without the frame, the call rests on the one reading."""
-        check = getattr(self.recognizer, "check", None)
         dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
-        if not dead or not callable(check) or not len(det):
+        if not dead or not len(det):
             return flags
-        names = np.array([z.name for z in self.layout.zones] + [""])
-        rows = np.flatnonzero(np.isin(names[self.layout.assign(calibration.to_table(det.centres))], dead))
-        second = check(self._without_lamp(frame), det.quads[rows]) if len(rows) else None
-        if second is None:
+        _, again = self._second_reading(frame, det, calibration, dead)
+        if again is None:
             return flags
-        again = fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
         zones = {**zones, **self._zones(again, calibration, only=dead)}
         confirmed = {f.zone for f in guard_dead_calls(zones, evaluate(zones, self.ctx)[0], self.ctx)
                      if f.kind == "wrong_rack"}

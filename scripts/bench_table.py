@@ -3,6 +3,7 @@
     python scripts/bench_table.py [--tables 50] [--recognizer auto|model|oracle] [--layout siamese-2]
                                   [--faces american-synth|STYLE|american:STYLE[+STYLE]] [--enroll] [--misses]
                                   [--lamp warm|cool|dim] [--keep-tint] [--poor over|washed|side|blur]
+                                  [--no-vouch]
 
 For each of N seeded tables (``vision.render``: markers, racks, discards, a phone at a table edge
 30-70 degrees from vertical) at 1280x720 and 1920x1080 it runs ``TableReader.read`` end to end
@@ -32,6 +33,8 @@ the better guess at a player's own set.  ``--lamp warm`` (or ``cool``, ``dim``) 
 lamp the camera does not correct for would (``vision.light.LAMP_TINTS``); the reader takes the lamp
 out (``vision.light.without_lamp``) unless ``--keep-tint``.  ``--poor over`` (or ``washed``,
 ``side``, ``blur``) takes every frame as a poor camera does (``vision.light.POOR_PICTURES``).
+``--no-vouch`` leaves a rack with a weak tile unjudged even where the second table classifier
+reads that tile as the first does surely (the reader before the fifty-eighth session).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from companion.rules.card import load_card  # noqa: E402
 from companion.rules.tiles import sort_key  # noqa: E402
 from companion.table import MIN_VIEW_PX, TableReader, ZoneReading  # noqa: E402
 from companion.table_flags import evaluate  # noqa: E402
+from companion.table_readings import VOUCH_CONFIDENCE  # noqa: E402
 from scripts.bench_table_scenes import make_scene, truth_zones, with_dense_discards  # noqa: E402
 from vision.layout import load_layout  # noqa: E402
 from vision.light import LAMP_TINTS, POOR_PICTURES, poorly_taken, tinted  # noqa: E402
@@ -176,7 +180,8 @@ def run_size(args: argparse.Namespace, size: tuple[int, int], recognizer: Any, f
     card = load_card(args.card)
     stats: dict[str, Any] = {"exposures": 0, "exposures_ok": 0, "flags": {}, "ms": [], "ms_tracked": [], "calibrated": 0}
     for seed in range(args.tables):
-        reader = TableReader(layout, recognizer, card=card, variant=args.variant, lamp=not args.keep_tint)
+        reader = TableReader(layout, recognizer, card=card, variant=args.variant, lamp=not args.keep_tint,
+                             vouch=None if args.no_vouch else VOUCH_CONFIDENCE)
         scene = make_scene(layout, card, reader.ctx.tileset, seed)
         if args.dense_discards:
             scene = with_dense_discards(scene, reader.ctx.tileset, args.dense_discards, seed)
@@ -317,6 +322,9 @@ def parser() -> argparse.ArgumentParser:
                          "judge an over-exposed one it reads weakly)")
     ap.add_argument("--keep-tint", action="store_true",
                     help="the reader leaves a lamp's tint in the frames (by default it takes it out: vision.light)")
+    ap.add_argument("--no-vouch", action="store_true",
+                    help="a weak tile keeps its rack unjudged even where the second reader reads it alike surely "
+                         "(as before the fifty-eighth session; companion.table_readings.vouched)")
     return ap
 
 
