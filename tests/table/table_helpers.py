@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from companion.rules.card import load_card
 from companion.rules.card_model import Card
@@ -91,3 +92,27 @@ def with_probs(r: RenderedTable, zone: str, code: str, row: dict[str, float]) ->
     conf = p.max(axis=1)
     codes = np.array([CLASSES[int(k)] for k in p.argmax(axis=1)])
     return Detections(det.boxes, det.quads, codes, conf, None, {}, p, CLASSES)
+
+
+class SecondReader:
+    """A recogniser's ``check``: reads the tiles at the quads it is given as ``truth`` has them,
+    but with ``misread`` codes swapped (``{"N": "W"}``), at ``confidence`` (with class
+    probabilities when ``with_probs``), and notes how many tiles it was asked."""
+
+    def __init__(self, truth: Detections, misread: dict[str, str] | None = None, confidence: float = 0.97,
+                 with_probs: bool = False) -> None:
+        self.truth, self.misread, self.asked, self.confidence = truth, misread or {}, [0], confidence
+        self.with_probs = with_probs
+
+    def check(self, frame: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        self.asked.append(len(q))
+        codes = []
+        for quad in q:
+            k = int(np.argmin(np.abs(self.truth.quads - quad).sum(axis=(1, 2))))
+            codes.append(self.misread.get(str(self.truth.codes[k]), str(self.truth.codes[k])))
+        conf = np.full(len(q), self.confidence, np.float32)
+        if not self.with_probs:
+            return Detections.from_quads(q, codes, conf)
+        p = probs(*[{c: self.confidence} for c in codes]).astype(np.float32)
+        return Detections.from_quads(q, codes, conf, probs=p, classes=CLASSES)

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pytest
-from table_helpers import CARD, exps, flags_of, player, table
+from table_helpers import CARD, SecondReader, exps, flags_of, player, table
 
 from companion.rules.tiles import ALL_CODES
 from companion.table import TableReader
@@ -16,23 +15,6 @@ from companion.table_readings import with_rows
 from vision.types import Detections
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-class SecondReader:
-    """A recogniser's ``check``: reads the tiles at the quads it is given as ``truth`` has them,
-    but with ``misread`` codes swapped (``{"N": "W"}``), and notes how many tiles it was asked."""
-
-    def __init__(self, truth: Detections, misread: dict[str, str] | None = None, confidence: float = 0.97) -> None:
-        self.truth, self.misread, self.asked, self.confidence = truth, misread or {}, [0], confidence
-
-    def check(self, frame: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
-        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-        self.asked.append(len(q))
-        codes = []
-        for quad in q:
-            k = int(np.argmin(np.abs(self.truth.quads - quad).sum(axis=(1, 2))))
-            codes.append(self.misread.get(str(self.truth.codes[k]), str(self.truth.codes[k])))
-        return Detections.from_quads(q, codes, np.full(len(q), self.confidence, np.float32))
 
 
 def dead_table() -> Any:

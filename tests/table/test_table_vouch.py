@@ -7,32 +7,22 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pytest
-from table_helpers import CARD, CLASSES, exps, flags_of, player, probs, table, with_probs
+from table_helpers import (
+    CARD,
+    CLASSES,
+    SecondReader,
+    exps,
+    flags_of,
+    player,
+    probs,
+    table,
+    with_probs,
+)
 
 from companion.table import TableReader
 from companion.table_readings import VOUCH_CONFIDENCE, vouched
 from vision.types import Detections
-
-
-class ProbReader:
-    """A recogniser's ``check`` that reads each tile as ``truth`` has it (``misread`` codes swapped),
-    at ``confidence``, with class probabilities; notes how many tiles it was asked."""
-
-    def __init__(self, truth: Detections, confidence: float, misread: dict[str, str] | None = None) -> None:
-        self.truth, self.confidence, self.misread, self.asked = truth, confidence, misread or {}, [0]
-
-    def check(self, frame: npt.NDArray[np.uint8], quads: npt.ArrayLike) -> Detections:
-        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-        self.asked.append(len(q))
-        codes = []
-        for quad in q:
-            k = int(np.argmin(np.abs(self.truth.quads - quad).sum(axis=(1, 2))))
-            codes.append(self.misread.get(str(self.truth.codes[k]), str(self.truth.codes[k])))
-        p = probs(*[{c: self.confidence} for c in codes]).astype(np.float32)
-        return Detections.from_quads(q, codes, np.full(len(q), self.confidence, np.float32), probs=p,
-                                     classes=CLASSES)
 
 
 def dead_table_read_weakly() -> tuple[Any, Detections]:
@@ -45,7 +35,7 @@ def dead_table_read_weakly() -> tuple[Any, Detections]:
 def test_without_a_witness_the_weak_rack_is_left_unjudged() -> None:
     r, det = dead_table_read_weakly()
     for reader in (TableReader(r.layout, card=CARD),  # no second reader
-                   TableReader(r.layout, ProbReader(r.detections(), 0.99), card=CARD, vouch=None)):
+                   TableReader(r.layout, SecondReader(r.detections(), confidence=0.99, with_probs=True), card=CARD, vouch=None)):
         obs = reader.read(r.image, det)
         assert obs.zones["P1-B"].uncertain and obs.zones["P1-B"].exposures == exps("F F F", "2C 2C 2C 2C")
         assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
@@ -53,7 +43,7 @@ def test_without_a_witness_the_weak_rack_is_left_unjudged() -> None:
 
 def test_a_weak_rack_the_second_reader_reads_alike_surely_is_judged() -> None:
     r, det = dead_table_read_weakly()
-    second = ProbReader(r.detections(), 0.97)
+    second = SecondReader(r.detections(), confidence=0.97, with_probs=True)
     obs = TableReader(r.layout, second, card=CARD).read(r.image, det)
     assert not obs.zones["P1-B"].uncertain
     assert flags_of(obs, "wrong_rack") == ["P1-B"] and flags_of(obs, "unreadable") == []
@@ -67,14 +57,14 @@ def test_a_second_reading_that_differs_or_is_not_sure_vouches_for_nothing(
         confidence: float, misread: dict[str, str]) -> None:
     r, det = dead_table_read_weakly()
     assert confidence >= VOUCH_CONFIDENCE or not misread
-    obs = TableReader(r.layout, ProbReader(r.detections(), confidence, misread), card=CARD).read(r.image, det)
+    obs = TableReader(r.layout, SecondReader(r.detections(), misread, confidence, with_probs=True), card=CARD).read(r.image, det)
     assert obs.zones["P1-B"].uncertain
     assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == ["P1-B"]
 
 
 def test_a_sure_table_is_not_read_again() -> None:
     r = table(player("P1", exps("N N N N"), exps("F F F", "8C 8C 8C 8C")))
-    second = ProbReader(r.detections(), 0.97)
+    second = SecondReader(r.detections(), confidence=0.97, with_probs=True)
     obs = TableReader(r.layout, second, card=CARD).read(r.image, r.detections())
     assert flags_of(obs, "wrong_rack") == [] and flags_of(obs, "unreadable") == []
     assert second.asked == [0]
