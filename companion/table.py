@@ -62,6 +62,9 @@ near :data:`MIN_VIEW_PX` that the homography's jitter moves across it from frame
 make the flag (and the live log's ``flag`` event) come and go."""
 
 
+Known = tuple[set[str], Detections] | None  # racks the second reader read in this frame, and that reading
+
+
 class Recognizer(Protocol):
     def detect(self, image: npt.NDArray[np.uint8]) -> Detections: ...
 
@@ -73,8 +76,7 @@ class TableReader:
     ``tile_set`` names the physical set whose copies are counted (default: the variant's);
     ``calibration`` fixes the homography (clicked corners), otherwise markers are found in every
     frame and the last good homography is kept (``"stale"``) while a hand covers one.
-    ``vouch``: a weak tile of a rack that the second reader reads as the first does, this surely,
-    is read from both and no longer keeps the rack unjudged (:meth:`_vouch_weak_racks`; None: never).
+    ``vouch``: the bar at which the second reader vouches for a weak tile (:meth:`_vouch_weak_racks`; None: never).
     """
 
     def __init__(self, layout: Layout, recognizer: Recognizer | None = None, card: Card | None = None,
@@ -279,14 +281,14 @@ class TableReader:
         in, and a recogniser that has a second reader (``check``), a dead-hand call stands only
         when that reading finds the hand dead too (:meth:`_check_dead_calls`)."""
         detections = fold_to_set(detections, set(self.ctx.tileset.counts))
-        zones = self._zones(detections, calibration)
+        zones, known = self._zones(detections, calibration), None
         if frame is not None:
-            detections, zones = self._vouch_weak_racks(frame, detections, calibration, zones)
+            detections, zones, known = self._vouch_weak_racks(frame, detections, calibration, zones)
         view = self._view_flags(calibration)  # a player's count is not judged on a rack too small to read
         flags, mahjong = evaluate(zones, self.ctx, self._small_zones)
         flags = guard_dead_calls(zones, flags, self.ctx)
         if frame is not None:
-            flags = self._check_dead_calls(frame, detections, calibration, zones, flags)
+            flags = self._check_dead_calls(frame, detections, calibration, zones, flags, known)
         flags, mahjong = guard_weak_frame(zones, flags, mahjong)
         if frame is not None:
             flags, mahjong = guard_overexposed(frame, detections, zones, flags, mahjong)
@@ -307,37 +309,33 @@ class TableReader:
         names = np.array([z.name for z in self.layout.zones] + [""])
         rows = np.flatnonzero(np.isin(names[self.layout.assign(calibration.to_table(det.centres))], list(racks)))
         second = check(self._without_lamp(frame), det.quads[rows]) if len(rows) and callable(check) else None
-        if second is None:
-            return rows, None
-        return rows, fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
+        return rows, None if second is None else fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
 
     def _vouch_weak_racks(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
-                          zones: dict[str, ZoneReading]) -> tuple[Detections, dict[str, ZoneReading]]:
+                          zones: dict[str, ZoneReading]) -> tuple[Detections, dict[str, ZoneReading], Known]:
         """The racks holding a weak tile read again; their tiles the second reader reads alike at
-        ``vouch`` or surer are read from both (:func:`~companion.table_readings.vouched`), each the
-        run's evidence for its neighbours too.  A weak tile so vouched for leaves its rack judged
-        (docs/table.md, "Weak tiles vouched for by the second reader"); a dead call is still
-        checked (:meth:`_check_dead_calls`).  Reading the weak tiles alone again gained nothing on
-        ``bench_table`` (fifty-eighth session): the rack's sure tiles read surer count too."""
+        ``vouch`` or surer are read from both (:func:`~companion.table_readings.vouched`), so a weak
+        tile vouched for leaves its rack judged (docs/table.md, "Weak tiles vouched for by the second
+        reader").  A dead call is still checked (:meth:`_check_dead_calls`) on the reading returned."""
         weak = sorted(name for name, z in zones.items() if z.kind == "rack" and z.uncertain)
         if self.vouch is None or not weak or not len(det):
-            return det, zones
+            return det, zones, None
         rows, again = self._second_reading(frame, det, calibration, weak)
         if again is None:
-            return det, zones
+            return det, zones, None
         det, n = vouched(det, rows, again, self.vouch)
-        return (det, {**zones, **self._zones(det, calibration, only=weak)}) if n else (det, zones)
+        return det, ({**zones, **self._zones(det, calibration, only=weak)} if n else zones), (set(weak), again)
 
     def _check_dead_calls(self, frame: npt.NDArray[np.uint8], det: Detections, calibration: Calibration,
-                          zones: dict[str, ZoneReading], flags: list[Flag]) -> list[Flag]:
+                          zones: dict[str, ZoneReading], flags: list[Flag], known: Known = None) -> list[Flag]:
         """A dead-hand call kept only when a second classifier's reading of the rack calls it too.
 
         The tiles of each rack called dead are read again, at the same outlines, by the
         recogniser's ``check`` (``vision.pipeline.TABLE_CHECK_CLASSIFIER``: a table classifier
         trained apart from the first), those racks alone are read again from it (the other zones
-        keep ``zones``, their first reading), and the table is judged again, by the same rules and
-        guards.  Where the second reading does not find the hand dead, the call is
-        replaced by an ``unreadable`` flag of cause ``"check"`` that says what the second reading
+        keep ``zones``, their first reading; ``known``, racks it read already), and the table is judged
+        again, by the same rules and guards.  Where the second reading does not find the hand dead, the
+        call becomes an ``unreadable`` flag of cause ``"check"`` that says what the second reading
         saw (a player's correction of a tile clears it, and the rack is judged).  Two readers
         confidently wrong the same dead way are rarer than one: the table classifier committed in
         the twenty-second session reads a displayed ``6B 6B 6B 6B J`` of a set no model trained on
@@ -347,7 +345,9 @@ class TableReader:
         dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
         if not dead or not len(det):
             return flags
-        _, again = self._second_reading(frame, det, calibration, dead)
+        racks, again = known or (set(), None)
+        if again is None or not racks.issuperset(dead):  # read again where _vouch_weak_racks did not
+            _, again = self._second_reading(frame, det, calibration, dead)
         if again is None:
             return flags
         zones = {**zones, **self._zones(again, calibration, only=dead)}
