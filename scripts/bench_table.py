@@ -158,7 +158,7 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
         if f.kind not in ("unreadable", "view") and (f.kind, f.zone) not in truth_flags:
             stats.setdefault("false_flags", []).append(f"table {table}: false {f.kind}: {f.message}")
     for kind, zone in sorted(truth_flags - pred, key=str):  # a flag not raised: what the reader said instead
-        said = [f"{f.kind} ({f.cause or 'weak tiles'})" if f.kind == "unreadable" else f.kind
+        said = [f"{f.kind} ({f.cause or 'weak tiles'}: {f.message})" if f.kind == "unreadable" else f.kind
                 for f in obs.flags if f.zone == zone and f.kind != "view"] or ["no flag"]
         if zone is not None and zone in truth:
             read = obs.zones.get(zone)
@@ -309,7 +309,8 @@ def parser() -> argparse.ArgumentParser:
                          "instead of 4-20 scattered apart")
     ap.add_argument("--misses", action="store_true",
                     help="after each size's figures, list every missed exposure (the table's seed, rack, truth, "
-                         "what was read there), every dead hand not called and every other flag not raised (what the reader said of that rack instead) "
+                         "what was read there), every dead hand not called and every other flag not raised (what the reader said of that rack instead, "
+                         "an unreadable flag with its message) "
                          "and every false flag, with its message")
     ap.add_argument("--enroll", action="store_true",
                     help="with the models: first enroll the faces' set from one example of each tile (a synthetic "

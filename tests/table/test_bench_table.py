@@ -77,18 +77,18 @@ def test_misses_and_false_flags_are_listed_with_their_table() -> None:
 
 def test_a_dead_hand_not_called_is_listed_with_what_the_reader_said() -> None:
     """``--misses`` also lists each true ``wrong_rack`` the reader did not call, with the flags it
-    raised on that rack instead (an ``unreadable`` one with its cause)."""
+    raised on that rack instead (an ``unreadable`` one with its cause and its message)."""
     from types import SimpleNamespace
 
     from companion.table import Flag
     from scripts.bench_table import _score_frame
 
     truth = {"P1-A": _rack("6B 6B 6B", "N N N N"), "P1-B": _rack("1C 1C 1C")}
-    flags = (Flag("unreadable", "P1-A", "P1-A: weak"), Flag("wrong_rack", "P1-B", "P1-B: dead"))
+    flags = (Flag("unreadable", "P1-A", "P1-A: tile(s) #2 (read 6B) too uncertain"), Flag("wrong_rack", "P1-B", "P1-B: dead"))
     stats: dict[str, object] = {"exposures": 0, "exposures_ok": 0, "flags": {}}
     obs = SimpleNamespace(zones={"P1-A": truth["P1-A"], "P1-B": truth["P1-B"]}, flags=flags)
     _score_frame(stats, obs, truth, {("wrong_rack", "P1-A"), ("wrong_rack", "P1-B")}, 3)
     assert stats["uncalled_list"] == [
-        "table 3 P1-A: dead hand not called (unreadable (weak tiles)); truth 6B 6B 6B | N N N N; read 6B 6B 6B | N N N N"]
+        "table 3 P1-A: dead hand not called (unreadable (weak tiles: P1-A: tile(s) #2 (read 6B) too uncertain)); truth 6B 6B 6B | N N N N; read 6B 6B 6B | N N N N"]
     _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, {("wrong_rack", "P1-B")}, 4)
     assert stats["uncalled_list"][-1] == "table 4 P1-B: dead hand not called (no flag); truth 1C 1C 1C; read nothing"
