@@ -60,14 +60,18 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
     visible total is off, that player's racks with exposures are not judged: an ``unreadable``
     flag of cause ``"count"`` (which a player's correction of a tile does not clear) replaces
     any ``wrong_rack``; the ``tile_count`` flag still says what is off, so a true count error
-    is flagged either way.  (A rack with an uncertain tile is judged only when every plausible
-    reading of it is dead: :func:`companion.table_flags.rack_flags`.)
+    is flagged either way.  A count too many by no more than the player's doubtful backs
+    (``ZoneReading.weak_backs``: read weakly, in a row of face-up tiles, or unlike the frame's
+    other backs) is not off, as :func:`companion.table_flags.totals_flags` does not call it so:
+    a phantom back lies outside every exposure and changes no group (docs/table.md, "A phantom
+    back keeps no hand from being judged").  (A rack with an uncertain tile is judged only when
+    every plausible reading of it is dead: :func:`companion.table_flags.rack_flags`.)
     """
     if not ctx.count_backs:
         return flags
     off: dict[str, str] = {}
     for p, (total, expected, racks) in player_totals(zones, ctx).items():
-        if total not in (expected, expected + 1):
+        if not expected <= total <= expected + 1 + sum(z.weak_backs for z in racks):
             for z in racks:
                 if z.exposures:
                     off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"

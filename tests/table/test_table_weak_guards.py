@@ -209,3 +209,30 @@ def test_a_player_is_not_called_short_on_a_rack_too_small_to_read(monkeypatch, t
     # the same count off on the other player is still judged beside it
     r1 = table(player("P1", exps("1D 1D 1D"), total=total))
     assert flags_of(read(r1, reader=reader), "tile_count") == ["P1-A"]
+
+
+@pytest.mark.parametrize("where", ["face-up row", "backs"])
+def test_a_phantom_back_in_a_face_up_row_keeps_no_dead_hand_from_being_judged(where: str) -> None:
+    """Player 1 holds 27 tiles and P1-B is dead.  A 28th and a 29th read surely as backs past the
+    face-up row's end (phantoms: the table beyond the exposures, at a high resolution) make the
+    count 29, too many only if both are real; it hangs on them, so the dead hand is still called,
+    as the count is not called too many.  In the backs' own row they are backs like any other,
+    the count is off, and neither is judged."""
+    r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E"), total=27))
+    det = r.detections()
+    b = [i for i, t in enumerate(r.tiles) if t.zone == "P1-B"]
+    row = [i for i in b if r.tiles[i].code != "BK"] if where == "face-up row" else [i for i in b if r.tiles[i].code == "BK"]
+    end = max(row, key=lambda i: det.quads[i][:, 0].mean())
+    step = det.quads[end][1] - det.quads[end][0]
+    quads = np.stack([det.quads[end] + step * 1.1, det.quads[end] + step * 2.2]).astype(np.float32)
+    boxes = np.concatenate([quads.min(axis=1), quads.max(axis=1)], axis=1)
+    more = type(det)(np.vstack([det.boxes, boxes]).astype(np.float32), np.concatenate([det.quads, quads]),
+                     np.append(det.codes, ["BK", "BK"]), np.append(det.confidence, [0.9, 0.9]).astype(np.float32))
+    obs = TableReader(r.layout, card=CARD).read(r.image, more)
+    assert sum(obs.zones[z].face_down for z in ("P1-A", "P1-B")) + 9 == 29
+    phantom = where == "face-up row"
+    assert sum(obs.zones[z].weak_backs for z in ("P1-A", "P1-B")) == (2 if phantom else 0)
+    assert flags_of(obs, "wrong_rack") == (["P1-B"] if phantom else [])
+    assert flags_of(obs, "tile_count") == ([] if phantom else ["P1-A"])
+    count = [f.zone for f in obs.flags if f.kind == "unreadable" and f.cause == "count"]
+    assert count == ([] if phantom else ["P1-A", "P1-B"])
