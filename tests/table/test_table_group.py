@@ -329,3 +329,35 @@ def test_a_tile_missed_inside_an_exposure_makes_no_false_flag() -> None:
     assert missed.zones["P1-A"].exposures == exps("5B J 5B", "5D 5D J")
     judged = [f.message for f in missed.flags if f.kind in ("tile_count", "joker", "wrong_rack")]
     assert len(judged) == 1 and judged[0].startswith("player 1 shows 26 tiles")  # the count alone
+
+
+def test_a_loose_tile_with_a_faint_outline_on_a_busy_cloth_is_turned_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A light tile on a mottled cloth of nearly its shade: under the photos' bar (ANGLE_COHERENCE)
+    too little of the gradient energy around it agrees on its edges, and it stays upright; a discard,
+    which lies any way, is turned at LOOSE_TILE_COHERENCE."""
+    import cv2
+
+    import companion.table_zones as zones
+    from companion.table import RECTIFIED_PX_PER_MM, TILE_MM, turn_loose_tiles
+    from vision.detect import ANGLE_COHERENCE, quad_params, rect_quads
+
+    s = RECTIFIED_PX_PER_MM
+    to_table = np.diag([1 / s, 1 / s, 1.0])
+    rng = np.random.default_rng(0)
+    cloth = cv2.GaussianBlur(rng.normal(0, 1, (round(900 * s), round(900 * s))).astype(np.float32), (0, 0), 2.0)
+    cloth = 80 + 20 * cloth / cloth.std()
+    x, y, w, h = 300 * s, 400 * s, TILE_MM[0] * s, TILE_MM[1] * s
+    tile = rect_quads(np.array([x]), np.array([y]), np.array([w]), np.array([h]), np.radians([25.0]))[0]
+    face = np.zeros(cloth.shape, np.uint8)
+    cv2.fillConvexPoly(face, tile.astype(np.int32), 1)
+    grey = np.clip(np.where(face > 0, 0.3 * cloth + 105, cloth), 0, 255).astype(np.uint8)
+    top = np.repeat(grey[..., None], 3, axis=2)
+    upright = rect_quads(np.array([x]), np.array([y]), np.array([w]), np.array([h]), np.zeros(1)).astype(np.float32)
+
+    def angle() -> float:
+        q_top, _ = turn_loose_tiles(SIAMESE_LAYOUT, top, upright, upright / s, to_table)
+        return float(np.degrees(quad_params(q_top)[0, 4]))
+
+    assert abs(angle() - 25) < 3
+    monkeypatch.setattr(zones, "LOOSE_TILE_COHERENCE", ANGLE_COHERENCE)
+    assert angle() == pytest.approx(0.0, abs=0.5)
