@@ -25,7 +25,12 @@ from companion.rules.tiles import JOKER, TILE_SETS
 from companion.rules.variants import get_variant
 from companion.table_extents import refit_racks
 from companion.table_flags import RuleContext, evaluate, rack_flags
-from companion.table_guards import guard_dead_calls, guard_overexposed, guard_weak_frame
+from companion.table_guards import (
+    guard_dead_calls,
+    guard_overexposed,
+    guard_weak_frame,
+    second_reading_dead,
+)
 from companion.table_readings import VOUCH_CONFIDENCE, fold_to_set, vouched, with_rows
 from companion.table_types import (
     FLAG_KINDS,
@@ -330,18 +335,14 @@ class TableReader:
                           zones: dict[str, ZoneReading], flags: list[Flag], known: Known = None) -> list[Flag]:
         """A dead-hand call kept only when a second classifier's reading of the rack calls it too.
 
-        The tiles of each rack called dead are read again, at the same outlines, by the
-        recogniser's ``check`` (``vision.pipeline.TABLE_CHECK_CLASSIFIER``: a table classifier
-        trained apart from the first), those racks alone are read again from it (the other zones
-        keep ``zones``, their first reading; ``known``, racks it read already), and the table is judged
-        again, by the same rules and guards.  Where the second reading does not find the hand dead, the
-        call becomes an ``unreadable`` flag of cause ``"check"`` that says what the second reading
-        saw (a player's correction of a tile clears it, and the rack is judged).  Two readers
-        confidently wrong the same dead way are rarer than one: the table classifier committed in
-        the twenty-second session reads a displayed ``6B 6B 6B 6B J`` of a set no model trained on
-        as four 9 Bams at 0.95-0.99 and alone calls the Mah Jongg in error; the second reads them
-        as 9 Bams too, but three of them weakly, so the call is withheld.
-        Without a second reader, or without the frame, the call rests on the one reading."""
+        The tiles of each rack called dead are read again, at the same outlines, by the recogniser's
+        ``check`` (``vision.pipeline.TABLE_CHECK_CLASSIFIER``, trained apart from the first), those
+        racks alone are read again from it (``known``: racks it read already), and the table is judged
+        again (:func:`~companion.table_guards.second_reading_dead`).  Where the second reading does not
+        find the hand dead, the call becomes an ``unreadable`` flag of cause ``"check"`` that says what
+        it saw (a player's correction of a tile clears it).  Two readers confidently wrong the same dead
+        way are rarer than one (docs/table.md, "A second reader for dead-hand calls").  Without a
+        second reader, or without the frame, the call rests on the one reading."""
         dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
         if not dead or not len(det):
             return flags
@@ -351,8 +352,7 @@ class TableReader:
         if again is None:
             return flags
         zones = {**zones, **self._zones(again, calibration, only=dead)}
-        confirmed = {f.zone for f in guard_dead_calls(zones, evaluate(zones, self.ctx)[0], self.ctx)
-                     if f.kind == "wrong_rack"}
+        confirmed = second_reading_dead(zones, self.ctx)
         out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone not in confirmed)]
         for name in dead:
             if name not in confirmed:

@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.rules.tiles import BACK
-from companion.table_flags import RuleContext, player_totals
-from companion.table_types import Flag, ZoneReading
+from companion.table_flags import MJ_SIZE, RuleContext, evaluate, player_totals
+from companion.table_types import MIN_CONFIDENCE, Flag, ZoneReading
 from vision.light import OVEREXPOSED, clipped_share
 from vision.types import Detections
 
@@ -79,6 +79,31 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
     for name, why in off.items():
         out.append(Flag("unreadable", name, f"{name}: not judged while {why} (a tile may be hidden or misread)",
                         cause="count"))
+    return out
+
+
+def second_reading_dead(zones: dict[str, ZoneReading], ctx: RuleContext) -> set[str]:
+    """The racks a second reading (``zones``, :meth:`companion.table.TableReader._check_dead_calls`)
+    finds dead, by the same rules and :func:`guard_dead_calls`; a 14-tile display called in error
+    only when every tile of it reads surely on its own (``ZoneReading.own_confidence``, before its
+    run's neighbours vouched for it: :data:`~companion.table_types.MIN_CONFIDENCE`).
+
+    A misread tile makes almost any display match no hand (card hands are sparse among 14-tile
+    multisets), so a call of Mah Jongg in error rests on all 14 tiles.  Fifty-ninth session,
+    `xm-dorothys` (no model trained on it) enrolled, 2560x1440: a displayed ``6B 6B 6B J`` read as
+    ``9D 9D 9D J`` by both readers, 0.77-0.78 by the first and 0.73-0.80 by the second on their
+    own, 0.94-0.97 once the run was read together, and the Mah Jongg was called in error.  On 50
+    tables of six face sets at 1280x720 and 1920x1080 this withholds 2 true calls (an
+    ``unreadable`` flag of cause ``"check"`` asks the players to check the rack) and none at
+    2560x1440 and 3840x2160."""
+    out = set()
+    for f in guard_dead_calls(zones, evaluate(zones, ctx)[0], ctx):
+        if f.kind != "wrong_rack" or f.zone is None:
+            continue
+        z = zones[f.zone]
+        if len(z.tiles) == MJ_SIZE and min(z.own_confidence or z.confidence or (1.0,)) < MIN_CONFIDENCE:
+            continue
+        out.add(f.zone)
     return out
 
 

@@ -236,3 +236,25 @@ def test_a_phantom_back_in_a_face_up_row_keeps_no_dead_hand_from_being_judged(wh
     assert flags_of(obs, "tile_count") == ([] if phantom else ["P1-A"])
     count = [f.zone for f in obs.flags if f.kind == "unreadable" and f.cause == "count"]
     assert count == ([] if phantom else ["P1-A", "P1-B"])
+
+
+@pytest.mark.parametrize("weakest", [0.9, 0.7])
+def test_a_display_is_called_in_error_on_a_second_reading_only_when_its_tiles_read_surely_alone(weakest: float) -> None:
+    """A display that matches no hand, read surely once its runs are read together: the second
+    reading confirms the Mah Jongg in error only when every tile also reads surely on its own.  A
+    rack dead for its exposures is confirmed however its tiles read alone, as before."""
+    from companion.table_guards import second_reading_dead
+    from companion.table_types import ZoneReading
+
+    display = exps("1B 1B 1B", "2C 2C 2C", "3D 3D 3D", "4B 4B 4B", "N N")
+    own = (0.95,) * 6 + (weakest,) + (0.95,) * 7
+    zones = {
+        "P1-A": ZoneReading("P1-A", "rack", tuple(c for e in display for c in e), display, 0, 1, "A",
+                            confidence=(0.97,) * 14, own_confidence=own),
+        "P1-B": ZoneReading("P1-B", "rack", (), (), 13, 1, "B"),
+        "P2-A": ZoneReading("P2-A", "rack", tuple("N N N E E E".split()), exps("N N N", "E E E"), 7, 2, "A",
+                            confidence=(0.97,) * 6, own_confidence=(weakest,) * 6),
+        "P2-B": ZoneReading("P2-B", "rack", (), (), 14, 2, "B"),
+    }
+    ctx = TableReader(table().layout, card=CARD).ctx
+    assert second_reading_dead(zones, ctx) == ({"P1-A", "P2-A"} if weakest >= MIN_CONFIDENCE else {"P2-A"})
