@@ -341,8 +341,7 @@ class TableReader:
         again (:func:`~companion.table_guards.second_reading_dead`).  Where the second reading does not
         find the hand dead, the call becomes an ``unreadable`` flag of cause ``"check"`` that says what
         it saw (a player's correction of a tile clears it).  Two readers confidently wrong the same dead
-        way are rarer than one (docs/table.md, "A second reader for dead-hand calls").  Without a
-        second reader, or without the frame, the call rests on the one reading."""
+        way are rarer than one (docs/table.md, "A second reader for dead-hand calls")."""
         dead = sorted({f.zone for f in flags if f.kind == "wrong_rack" and f.zone is not None})
         if not dead or not len(det):
             return flags
@@ -358,7 +357,8 @@ class TableReader:
             if name not in confirmed:
                 z = zones[name]
                 seen = " | ".join(" ".join(e) for e in z.exposures) or "no exposure"
-                weak = f", {len(z.uncertain)} of them read weakly" if z.uncertain else ""
+                n = len(set(z.uncertain) | {i for i, c in enumerate(z.own_confidence) if c < MIN_CONFIDENCE})
+                weak = f", {n} of them read weakly" if n else ""
                 out.append(Flag("unreadable", name, f"{name}: not judged: a second reading of its tiles ({seen}{weak}) "
                                                     "does not find the hand dead", cause="check"))
         return out

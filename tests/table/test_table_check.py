@@ -7,7 +7,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from table_helpers import CARD, SecondReader, exps, flags_of, player, table
+from table_helpers import (
+    CARD,
+    CLASSES,
+    SecondReader,
+    exps,
+    flags_of,
+    player,
+    probs,
+    table,
+    with_probs,
+)
 
 from companion.rules.tiles import ALL_CODES
 from companion.table import TableReader
@@ -118,3 +128,31 @@ def test_read_zones_only_reads_the_zones_asked_and_reads_them_as_the_whole_table
     some = read_zones(r.layout, r.detections(), calibration, only={"P1-B", "discards"})
     assert set(some) == {"P1-B", "discards"} and len(whole) > 2
     assert some["P1-B"] == whole["P1-B"] and some["P1-B"].exposures == exps("F F F", "2C 2C 2C 2C")
+
+
+@pytest.mark.parametrize("alone", [0.9, 0.7])
+def test_a_mah_jongg_in_error_stands_only_on_a_second_reading_sure_tile_by_tile(alone: float) -> None:
+    """A display matching no hand, which a misread of any one tile would make: the second reader
+    reads the same codes, one 3 Dots at ``alone`` on its own, which its run's sure neighbours lift
+    over the bar.  At 0.7 alone the call is withheld, and says so."""
+    display = exps("1B 1B 1B", "2C 2C 2C", "3D 3D 3D", "4B 4B 4B", "N N")
+    r = table(player("P1", display, (), total=27))
+
+    class OneWeak(SecondReader):
+        def check(self, frame: Any, quads: Any) -> Detections:
+            det = super().check(frame, quads)
+            k = list(det.codes).index("3D")
+            p = np.array(det.probs)
+            p[k] = probs({"3D": alone})[0]
+            return Detections.from_quads(det.quads, list(det.codes), p.max(axis=1), probs=p, classes=CLASSES)
+
+    first = with_probs(r, "P1-A", "3D", {"3D": 0.97})  # the first reading sure, with probabilities
+    obs = TableReader(r.layout, OneWeak(r.detections(), with_probs=True), card=CARD).read(r.image, first)
+    assert obs.mahjong["P1-A"] is None
+    if alone >= 0.75:
+        assert flags_of(obs, "wrong_rack") == ["P1-A"] and flags_of(obs, "unreadable") == []
+    else:
+        assert flags_of(obs, "wrong_rack") == []
+        withheld = next(f for f in obs.flags if f.kind == "unreadable")
+        assert withheld.zone == "P1-A" and withheld.cause == "check"
+        assert "1 of them read weakly" in withheld.message
