@@ -7,17 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from table_helpers import (
-    CARD,
-    CLASSES,
-    SecondReader,
-    exps,
-    flags_of,
-    player,
-    probs,
-    table,
-    with_probs,
-)
+from table_helpers import CARD, SecondReader, exps, flags_of, player, probs, table, with_probs
 
 from companion.rules.tiles import ALL_CODES
 from companion.table import TableReader
@@ -144,7 +134,7 @@ def test_a_mah_jongg_in_error_stands_only_on_a_second_reading_sure_tile_by_tile(
             k = list(det.codes).index("3D")
             p = np.array(det.probs)
             p[k] = probs({"3D": alone})[0]
-            return Detections.from_quads(det.quads, list(det.codes), p.max(axis=1), probs=p, classes=CLASSES)
+            return Detections.from_quads(det.quads, list(det.codes), p.max(axis=1), probs=p, classes=det.classes)
 
     first = with_probs(r, "P1-A", "3D", {"3D": 0.97})  # the first reading sure, with probabilities
     obs = TableReader(r.layout, OneWeak(r.detections(), with_probs=True), card=CARD).read(r.image, first)
