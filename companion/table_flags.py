@@ -24,11 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.rules.card_model import Card
-from companion.rules.matcher import joker_problems, match, rack_viability
+from companion.rules.matcher import match, rack_viability
 from companion.rules.settle import mj_score
 from companion.rules.tiles import BACK, CHINESE_FLOWERS, FLOWER, JOKER, SEASONS, TileSet
 from companion.rules.variants import SiameseRules
 from companion.table_decode import WILD
+from companion.table_exposures import (
+    exposure_flags,
+    exposure_flags_on_every_reading,
+    jokers_doubtful,
+    well_formed,
+)
 from companion.table_types import Flag, ZoneReading
 
 MJ_SIZE = 14
@@ -54,64 +60,10 @@ def unreadable_flag(z: ZoneReading) -> Flag:
     return Flag("unreadable", z.name, f"{z.name}: tile(s) {shown} too uncertain to judge this rack")
 
 
-def _exposure_flags(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
-    return [Flag(kind, z.name, f"{z.name}: {message}") for kind, _, message in _exposure_problems(z.exposures, ctx)]
-
-
-def _exposure_problems(
-    exposures: tuple[tuple[str, ...], ...], ctx: RuleContext
-) -> list[tuple[str, tuple[str, ...], str]]:
-    """``(kind, exposure, message)`` for each exposure that breaks a rule on its own: a joker in a
-    pair or single, an exposure of only jokers (``joker``), an exposure of a size no group has
-    (``tile_count``)."""
-    problems: list[tuple[str, tuple[str, ...], str]] = []
-    max_size = 4 if ctx.chows else 6
-    bonus = set(CHINESE_FLOWERS + SEASONS) | {FLOWER}
-    for exp in exposures:
-        if ctx.chows and set(exp) <= bonus:
-            continue  # WP / Chinese flowers and seasons are set aside singly, not exposed groups
-        shown = " ".join(exp)
-        for problem in joker_problems(exp) if JOKER in exp else []:
-            if "joker" in problem:
-                problems.append(("joker", exp, f"[{shown}]: {problem}"))
-        if len(exp) < 3 and JOKER not in exp:
-            problems.append(("tile_count", exp, f"[{shown}] is an exposure of {len(exp)} tile(s); "
-                                                "only pungs, kongs, quints and sextets are exposed"))
-        elif len(exp) > max_size:
-            problems.append(("tile_count", exp, f"[{shown}] is an exposure of {len(exp)} tiles; "
-                                                f"no group is larger than {max_size}"))
-    return problems
-
-
-def _exposure_flags_on_every_reading(z: ZoneReading, ctx: RuleContext) -> list[Flag]:
-    """The exposure flags (``joker``, ``tile_count``) of a rack with uncertain tiles, each kind
-    raised when it holds on the rack's reading and on every plausible reading (``z.readings``:
-    each uncertain tile as each code it may be, grouped again).  A sure joker beside a weak tile
-    read ``5D`` is a joker in a pair whether that tile is a 5 Dot, a 4 Crak or another joker, but
-    not when, read as a joker, it would join the next group (``6D J 6D 6D J J``).  The message
-    names the reading's exposure.  Nothing when the readings were too many to enumerate."""
-    if not z.readings:
-        return []
-    first = _exposure_problems(z.exposures, ctx)
-    held = {kind for kind, _, _ in first}
-    for exposures in z.readings:
-        held &= {kind for kind, _, _ in _exposure_problems(exposures, ctx)}
-        if not held:
-            return []
-    shown = ", ".join(f"#{i + 1}" for i in z.uncertain)
-    return [Flag(kind, z.name, f"{z.name}: {message} (so on every reading of the uncertain tile(s) {shown})")
-            for kind, _, message in first if kind in held]
-
-
-def _well_formed(exposure: tuple[str, ...]) -> bool:
-    """An exposure of a size some group has, one kind plus jokers (no joker pair)."""
-    return 3 <= len(exposure) <= 6 and not joker_problems(exposure)
-
-
 def _rack_dead_reason(z: ZoneReading, ctx: RuleContext) -> str | None:
     """Why the rack as read is dead; None when it is live, or holds a malformed exposure (flagged
     already: the rack is judged once it is fixed)."""
-    if ctx.card is None or not z.exposures or not all(_well_formed(e) for e in z.exposures):
+    if ctx.card is None or not z.exposures or not all(well_formed(e) for e in z.exposures):
         return None
     return _viability_reason(ctx.card, z.exposures)
 
@@ -189,8 +141,16 @@ def _display_flags(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any] | Non
         flags.append(Flag("tile_count", z.name, f"{z.name}: a Mah Jongg rack must hold only its 14 tiles; "
                                                 f"{z.face_down} more lie on it"))
     if n == MJ_SIZE and entry is None and ctx.card is not None:
-        for exp in z.exposures:
-            if JOKER in exp and len(exp) < 3:
+        small = [(e, span) for e, span in zip(z.exposures, z.exposure_spans(), strict=True) if JOKER in e and len(e) < 3]
+        doubt = [" ".join(e) for e, span in small if jokers_doubtful(z, span)]
+        if doubt:  # where no joker may stand: likelier tiles that look like jokers (a pair of flowers)
+            if not z.uncertain:
+                flags.append(Flag("unreadable", z.name, f"{z.name}: not judged: the 14 displayed tiles match no hand "
+                                  f"as read, but [{'], ['.join(doubt)}] holds jokers read weakly where no joker may "
+                                  "go (flowers of an unfamiliar set may look like jokers)", cause="joker"))
+            return flags
+        for exp, span in small:
+            if not set(span) & set(z.uncertain):
                 flags.append(Flag("joker", z.name, f"{z.name}: [{' '.join(exp)}]: a joker in a pair or single"))
         if not z.uncertain:
             flags.append(Flag("wrong_rack", z.name, f"{z.name}: the 14 displayed tiles match no hand on the card "
@@ -211,7 +171,7 @@ def _dead_reason(exposures: tuple[tuple[str, ...], ...], ctx: RuleContext) -> st
     on one rack are not judged.
     """
     assert ctx.card is not None
-    usable = tuple(e for e in exposures if (WILD in e and 3 <= len(e) <= 6) or _well_formed(e))
+    usable = tuple(e for e in exposures if (WILD in e and 3 <= len(e) <= 6) or well_formed(e))
     wild = [e for e in usable if WILD in e]
     if not usable or len(wild) > 1:
         return None
@@ -272,8 +232,8 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
     if z.uncertain:
         dead = _dead_on_every_reading(z, ctx)
         # an uncertain tile may also have split or merged a group: only what every reading shows
-        return (dead or flags) + _exposure_flags_on_every_reading(z, ctx), None, False
-    return flags + _exposure_flags(z, ctx) + _wrong_rack(z, ctx), None, False
+        return (dead or flags) + exposure_flags_on_every_reading(z, ctx.chows), None, False
+    return flags + exposure_flags(z, ctx.chows) + _wrong_rack(z, ctx), None, False
 
 
 COPIES_CONFIDENCE = 0.9
