@@ -19,7 +19,8 @@ from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
 from companion.table import Flag, TableObservation, ZoneReading
 from companion.table_decode import WILD
-from companion.table_flags import unreadable_flag
+from companion.table_exposures import exposure_flags
+from companion.table_flags import MJ_SIZE, unreadable_flag
 
 MAX_LOG = 200
 Checker = Callable[[TableObservation], TableObservation]
@@ -44,7 +45,8 @@ class Corrections:
         hit = self._by_tile.get((zone, index))
         return hit[1] if hit else None
 
-    def apply(self, obs: TableObservation) -> TableObservation:
+    def apply(self, obs: TableObservation, chows: bool = False) -> TableObservation:
+        """``obs`` with the player's corrections; ``chows``: the variant's (WP / Chinese) exposure rules."""
         zones = dict(obs.zones)
         for (name, index), (raw, code) in list(self._by_tile.items()):
             z = zones.get(name)
@@ -65,6 +67,12 @@ class Corrections:
         have = {(f.kind, f.zone) for f in flags}
         flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo)
                        if zones[n].uncertain and ("unreadable", n) not in have)
+        # a rack not judged for its weakly read jokers is judged again on the player's word for its
+        # tiles (a joker confirmed reads 1.0; a flower put right is no joker); a display keeps its flag
+        jokers = {f.zone for f in obs.flags if f.cause == "joker" and f.zone is not None
+                  and zones[f.zone] is not obs.zones[f.zone] and len(zones[f.zone].tiles) < MJ_SIZE}
+        flags = tuple(f for f in flags if not (f.cause == "joker" and f.zone in jokers))
+        flags += tuple(f for n in sorted(jokers) for f in exposure_flags(zones[n], chows) if f not in flags)
         return replace(obs, zones=zones, flags=flags)
 
     def to_json(self) -> list[list[Any]]:
@@ -167,7 +175,7 @@ class LiveGame:
         return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
     def _checked(self, obs: TableObservation) -> TableObservation:
-        corrected = self.corrections.apply(obs)
+        corrected = self.corrections.apply(obs, chows=self.variant in ("wp", "chinese"))
         return self.checker(corrected) if self.checker is not None else corrected
 
     def reapply(self) -> None:

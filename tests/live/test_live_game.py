@@ -90,3 +90,36 @@ def test_json_round_trip_resumes_the_same_view() -> None:
     assert h.view() == g.view()
     o = obs(("1B", "1B", "1B"), disc=("9C",))
     assert observation_from_json(observation_to_json(o)) == o
+
+
+def test_a_rack_left_for_its_weak_jokers_is_judged_again_on_the_players_word() -> None:
+    """``J J J J`` read at 0.85 is not flagged as an exposure of only jokers but left to check
+    (cause ``joker``); the player putting a tile right as a flower clears it, and confirming each
+    tile a joker raises the joker flag the reader withheld."""
+    from companion.table_exposures import exposure_flags
+
+    tiles = ("J", "J", "J", "J")
+    rack = ZoneReading("P1-A", "rack", tiles, (tiles,), face_down=23, player=1,
+                       confidence=(0.95,) * 4, own_confidence=(0.85,) * 4)
+    flags = tuple(exposure_flags(rack, chows=False))
+    assert [(f.kind, f.cause) for f in flags] == [("unreadable", "joker")]
+    seen = TableObservation({**obs().zones, "P1-A": rack}, "fresh", flags)
+
+    def kinds(g: LiveGame) -> list[tuple[str, str]]:
+        assert g.last is not None
+        return [(f.kind, f.cause) for f in g.last.flags if f.zone == "P1-A"]
+
+    flowers = LiveGame()
+    flowers.observe(seen)
+    flowers.correct("P1-A", 0, "F")
+    flowers.reapply()
+    assert kinds(flowers) == []  # F J J J: a flower group with jokers
+    jokers = LiveGame()
+    jokers.observe(seen)
+    for i in range(3):
+        jokers.correct("P1-A", i, "J")
+        jokers.reapply()
+        assert kinds(jokers) == [("unreadable", "joker")]  # one joker still read weakly
+    jokers.correct("P1-A", 3, "J")
+    jokers.reapply()
+    assert [k for k, _ in kinds(jokers)] == ["joker"]
