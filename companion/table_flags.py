@@ -308,14 +308,22 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collec
     "too few" the shortfall to outnumber the weak faces.  A player with a rack in ``unseen`` (the
     zones whose tiles look too small in the picture to read, flagged ``view``) is not called short:
     tiles missing there are most likely tiles the picture is too coarse to show (on 50 rendered
-    tables at 640x480, the two false counts were "12 tiles" and "13 tiles", both so)."""
+    tables at 640x480, the two false counts were "12 tiles" and "13 tiles", both so).  Nor is a
+    player one of whose racks shows no tile at all while another holds some: a rack in play always
+    holds a hand, so the camera missed its tiles (a rack of backs alone, sixtieth session); that
+    rack gets an ``unreadable`` flag of cause ``count`` saying so."""
     if not ctx.count_backs:
         return []
     flags = []
     for p, (total, off, racks) in player_totals(zones, ctx).items():
         weak = sum(len(z.uncertain) for z in racks)
         short = total < off - weak
+        empty = [z.name for z in racks if not z.tiles and not z.face_down]
         if total == 0 or (short and any(z.name in unseen for z in racks)):
+            continue
+        if short and empty:
+            flags += [Flag("unreadable", n, f"{n}: no tile seen on this rack, so player {p}'s count ({total}) is not "
+                                            "judged: the camera may not see its tiles", cause="count") for n in empty]
             continue
         if off - weak <= total <= off + 1 + weak + sum(z.weak_backs for z in racks):
             continue

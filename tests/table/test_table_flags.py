@@ -124,13 +124,31 @@ def test_a_player_count_is_judged_when_it_is_off_whatever_the_weak_tiles_are(
 
     ctx = TableReader(load_layout("siamese-2"), card=CARD).ctx
     faces = ("5D", "5D", "5D", "N", "N", "N")
-    zones = {"P2-A": ZoneReading("P2-A", "rack", faces, (faces[:3], faces[3:]), face_down=total - len(faces),
+    zones = {"P2-A": ZoneReading("P2-A", "rack", faces, (faces[:3], faces[3:]), face_down=total - len(faces) - 5,
                                  player=2, hand="A", uncertain=tuple(range(weak))),
-             "P2-B": ZoneReading("P2-B", "rack", (), (), player=2, hand="B")}
+             "P2-B": ZoneReading("P2-B", "rack", (), (), face_down=5, player=2, hand="B")}
     flags = totals_flags(zones, ctx)
     assert [f.kind for f in flags] == (["tile_count"] if flagged else [])
     if flagged:
         assert flagged in flags[0].message and f"shows {total} tiles" in flags[0].message
+
+
+def test_a_player_is_not_called_short_while_one_of_their_racks_shows_no_tile() -> None:
+    """A rack in play always holds a hand: one that shows nothing beside a rack of 14 backs is a
+    rack the camera missed (a row of backs alone the localiser did not find), not 13 tiles gone."""
+    from companion.table_flags import totals_flags
+    from companion.table_types import ZoneReading
+
+    ctx = TableReader(load_layout("siamese-2"), card=CARD).ctx
+    full = ZoneReading("P2-A", "rack", (), (), face_down=14, player=2, hand="A")
+    missed = {"P2-A": full, "P2-B": ZoneReading("P2-B", "rack", (), (), player=2, hand="B")}
+    flags = totals_flags(missed, ctx)
+    assert [(f.kind, f.zone, f.cause) for f in flags] == [("unreadable", "P2-B", "count")], flags
+    assert "no tile seen" in flags[0].message and "(14)" in flags[0].message
+    seen = {**missed, "P2-B": ZoneReading("P2-B", "rack", (), (), face_down=3, player=2, hand="B")}
+    assert [f.kind for f in totals_flags(seen, ctx)] == ["tile_count"]  # 17 tiles, both racks seen: short
+    over = {**missed, "P2-A": ZoneReading("P2-A", "rack", (), (), face_down=30, player=2, hand="A")}
+    assert [f.kind for f in totals_flags(over, ctx)] == ["tile_count"]  # too many is judged as before
 
 
 def test_displayed_mahjong_scored() -> None:
