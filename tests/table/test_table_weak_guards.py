@@ -1,6 +1,7 @@
 """The guards that keep a frame or a rack from being judged on weak evidence: a frame mostly read
-weakly, a count that hangs on weak backs, a sure back in a face-up row, a run whose own evidence
-is weak, a run vouching for its own tiles; and readings folded into the set in play."""
+weakly, a count that hangs on weak backs or on a rack that shows no tile, a sure back in a face-up
+row, a run whose own evidence is weak, a run vouching for its own tiles; and readings folded into
+the set in play."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from table_helpers import CARD, CLASSES, exps, flags_of, player, probs, read, ta
 from companion.rules.matcher import rack_viability
 from companion.table import MIN_CONFIDENCE, TableReader
 from companion.table_guards import WEAK_FRAME_SHARE
+from vision.layout import load_layout
 from vision.types import Detections
 
 
@@ -258,3 +260,21 @@ def test_a_display_is_called_in_error_on_a_second_reading_only_when_its_tiles_re
     }
     ctx = TableReader(table().layout, card=CARD).ctx
     assert second_reading_dead(zones, ctx) == ({"P1-A", "P2-A"} if weakest >= MIN_CONFIDENCE else {"P2-A"})
+
+
+def test_a_player_is_not_called_short_while_one_of_their_racks_shows_no_tile() -> None:
+    """A rack in play always holds a hand: one that shows nothing beside a rack of 14 backs is a
+    rack the camera missed (a row of backs alone the localiser did not find), not 13 tiles gone."""
+    from companion.table_flags import totals_flags
+    from companion.table_types import ZoneReading
+
+    ctx = TableReader(load_layout("siamese-2"), card=CARD).ctx
+    full = ZoneReading("P2-A", "rack", (), (), face_down=14, player=2, hand="A")
+    missed = {"P2-A": full, "P2-B": ZoneReading("P2-B", "rack", (), (), player=2, hand="B")}
+    flags = totals_flags(missed, ctx)
+    assert [(f.kind, f.zone, f.cause) for f in flags] == [("unreadable", "P2-B", "count")], flags
+    assert "no tile seen" in flags[0].message and "(14)" in flags[0].message
+    seen = {**missed, "P2-B": ZoneReading("P2-B", "rack", (), (), face_down=3, player=2, hand="B")}
+    assert [f.kind for f in totals_flags(seen, ctx)] == ["tile_count"]  # 17 tiles, both racks seen: short
+    over = {**missed, "P2-A": ZoneReading("P2-A", "rack", (), (), face_down=30, player=2, hand="A")}
+    assert [f.kind for f in totals_flags(over, ctx)] == ["tile_count"]  # too many is judged as before
