@@ -17,6 +17,7 @@ from typing import Any
 from companion.live_events import GameEvent, diff
 from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
+from companion.rules.variants import get_variant
 from companion.table import Flag, TableObservation, ZoneReading
 from companion.table_decode import WILD
 from companion.table_exposures import exposure_flags
@@ -175,7 +176,7 @@ class LiveGame:
         return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
     def _checked(self, obs: TableObservation) -> TableObservation:
-        corrected = self.corrections.apply(obs, chows=self.variant in ("wp", "chinese"))
+        corrected = self.corrections.apply(obs, chows=get_variant(self.variant).chows)
         return self.checker(corrected) if self.checker is not None else corrected
 
     def reapply(self) -> None:

@@ -51,7 +51,7 @@ class RuleContext:
 
     @property
     def chows(self) -> bool:
-        return self.rules.name in ("wp", "chinese")
+        return self.rules.chows
 
 
 def unreadable_flag(z: ZoneReading) -> Flag:

@@ -69,6 +69,11 @@ class SiameseRules:
     chinese_settlement: str = "difference"
     seven_pairs_repeat: bool = False
 
+    @property
+    def chows(self) -> bool:
+        """Chinese-style exposures (WP, Chinese): chows, and flowers and seasons set aside singly."""
+        return self.name in ("wp", "chinese")
+
     def __post_init__(self) -> None:
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
