@@ -106,7 +106,7 @@ class Live:
 
     def _check(self, obs: TableObservation) -> TableObservation:
         rules = self.rules
-        return rules.flags(obs) if rules is not None else obs
+        return rules.flags(obs, self.config.variant) if rules is not None else obs
 
     def _load_rules(self, card: str | None) -> RackRules | None:
         try:
@@ -266,7 +266,7 @@ class Live:
     def correct(self, zone: str, index: int, code: str) -> None:
         with self._lock:
             self.game.correct(zone, index, code)
-            self.game.reapply()
+            self._record(self.game.reapply())  # a Mah Jongg scored on the player's word is logged
             self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
         self.publish()
 

@@ -21,7 +21,7 @@ from companion.rules.variants import get_variant
 from companion.table import Flag, TableObservation, ZoneReading
 from companion.table_decode import WILD
 from companion.table_exposures import exposure_flags
-from companion.table_flags import MJ_SIZE, unreadable_flag
+from companion.table_flags import MJ_SIZE, judged_on_tiles, unreadable_flag
 
 MAX_LOG = 200
 Checker = Callable[[TableObservation], TableObservation]
@@ -46,8 +46,14 @@ class Corrections:
         hit = self._by_tile.get((zone, index))
         return hit[1] if hit else None
 
-    def apply(self, obs: TableObservation, chows: bool = False) -> TableObservation:
-        """``obs`` with the player's corrections; ``chows``: the variant's (WP / Chinese) exposure rules."""
+    def apply(self, obs: TableObservation, chows: bool = False, judged: bool = False) -> TableObservation:
+        """``obs`` with the player's corrections; ``chows``: the variant's (WP / Chinese) exposure rules.
+
+        ``judged``: the live game's checker judges a display (:meth:`companion.live_rules.RackRules.flags`).
+        A Mah Jongg display (14 tiles or more) a tile of which the player corrected then loses the
+        score and the flags the reader gave its tiles (:func:`companion.table_flags.judged_on_tiles`)
+        and is scored or called in error again on the player's word; those that hold whatever its
+        tiles are (a player's count off, ``count``) stay, and keep it unjudged."""
         zones = dict(obs.zones)
         for (name, index), (raw, code) in list(self._by_tile.items()):
             z = zones.get(name)
@@ -55,26 +61,31 @@ class Corrections:
                 del self._by_tile[(name, index)]  # the tile moved: forget its correction
                 continue
             zones[name] = _replace_tile(z, index, code)
+        changed = {n for n, z in zones.items() if z is not obs.zones[n]}
+        displays = {n for n in changed if judged and len(zones[n].tiles) >= MJ_SIZE}
         # a rack whose every uncertain tile was corrected by the player can be judged again (not
         # while the player's tile count is off: a correction does not find a missed tile)
         cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
         # a dead call the reader made on every plausible reading of a doubtful rack is void once
         # the player has corrected a tile of it: the rules judge the corrected rack again, and
         # one still holding uncertain tiles is left unjudged
-        redo = {n for n, z in zones.items() if z is not obs.zones[n] and obs.zones[n].uncertain}
+        redo = {n for n in changed - displays if obs.zones[n].uncertain}
         flags = tuple(f for f in obs.flags
                       if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count")
-                      and not (f.kind == "wrong_rack" and f.zone in redo))
+                      and not (f.kind == "wrong_rack" and f.zone in redo)
+                      and not (f.zone in changed and f.cause == "check")  # the player's word, not a second reading
+                      and not (f.zone in displays and judged_on_tiles(f)))
         have = {(f.kind, f.zone) for f in flags}
         flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo)
                        if zones[n].uncertain and ("unreadable", n) not in have)
         # a rack not judged for its weakly read jokers is judged again on the player's word for its
-        # tiles (a joker confirmed reads 1.0; a flower put right is no joker); a display keeps its flag
-        jokers = {f.zone for f in obs.flags if f.cause == "joker" and f.zone is not None
-                  and zones[f.zone] is not obs.zones[f.zone] and len(zones[f.zone].tiles) < MJ_SIZE}
+        # tiles (a joker confirmed reads 1.0; a flower put right is no joker)
+        jokers = {f.zone for f in obs.flags if f.cause == "joker" and f.zone in changed
+                  and len(zones[f.zone].tiles) < MJ_SIZE}
         flags = tuple(f for f in flags if not (f.cause == "joker" and f.zone in jokers))
         flags += tuple(f for n in sorted(jokers) for f in exposure_flags(zones[n], chows) if f not in flags)
-        return replace(obs, zones=zones, flags=flags)
+        mahjong = {n: e for n, e in obs.mahjong.items() if n not in displays}
+        return replace(obs, zones=zones, flags=flags, mahjong=mahjong)
 
     def to_json(self) -> list[list[Any]]:
         return [[z, i, raw, code] for (z, i), (raw, code) in self._by_tile.items()]
@@ -176,15 +187,45 @@ class LiveGame:
         return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
     def _checked(self, obs: TableObservation) -> TableObservation:
-        corrected = self.corrections.apply(obs, chows=get_variant(self.variant).chows)
+        corrected = self.corrections.apply(obs, chows=get_variant(self.variant).chows, judged=self.checker is not None)
         return self.checker(corrected) if self.checker is not None else corrected
 
-    def reapply(self) -> None:
+    def reapply(self) -> list[GameEvent]:
         """Re-read the last observation after a correction or a new card: the view and the flags
-        change, but no table events are made up."""
-        if self.raw is not None:
-            self.last = self._checked(self.raw)
-            self._sync_flags(self.last.flags, time.time())
+        change, and a display judged again on the player's word is scored again; the only event is
+        a Mah Jongg scored now (returned, and logged), none is made up."""
+        if self.raw is None:
+            return []
+        before, self.last = self.last, self._checked(self.raw)
+        self._sync_flags(self.last.flags, time.time())
+        events = self._rescore_displays(before, self.last)
+        self.log = (self.log + events)[-MAX_LOG:]
+        return events
+
+    def _rescore_displays(self, before: TableObservation | None, after: TableObservation) -> list[GameEvent]:
+        """The record follows a display's Mah Jongg judged again: scored now (it read weakly, or its
+        flowers as jokers), scored as another hand, or taken back (the player's tile makes no hand)."""
+        events: list[GameEvent] = []
+        old = before.mahjong if before else {}
+        for name in sorted(set(old) | set(after.mahjong)):
+            was, now = old.get(name), after.mahjong.get(name)
+            if was == now:
+                continue
+            z = after.zones.get(name)
+            mine = [i for i, r in enumerate(self.record) if r.get("type") == "mahjong" and r.get("rack") == name]
+            rec = mahjong_record(z.player if z else None, now if isinstance(now, dict) else None, self._discarder)
+            if mine:
+                claimed = self.record[mine[-1]].get("claimed_from")
+                del self.record[mine[-1]]
+                if rec is not None:
+                    rec.pop("claimed_from", None)
+                    self.record.insert(mine[-1], {**rec, **({"claimed_from": claimed} if claimed else {}), "rack": name})
+            elif rec is not None:
+                self.record.append({**rec, "rack": name})
+                events.append(GameEvent("mahjong", name, z.player if z else None, z.tiles if z else (),
+                                        f"Mah Jongg on {name}: {rec['hand']} (on the player's word)", time.time()))
+        self._rescore()
+        return events
 
     def _sync_flags(self, flags: tuple[Flag, ...], now: float) -> None:
         active = {(f.kind, f.zone, f.message) for f in flags}
@@ -201,7 +242,7 @@ class LiveGame:
         entry = obs.mahjong.get(ev.zone or "")
         rec = mahjong_record(ev.player, entry if isinstance(entry, dict) else None, self._discarder)
         if rec is not None:
-            self.record.append(rec)
+            self.record.append({**rec, "rack": ev.zone})
             self._rescore()
 
     def players(self) -> list[str]:
@@ -324,7 +365,7 @@ def observation_to_json(obs: TableObservation) -> dict[str, Any]:
         "zones": {n: {"kind": z.kind, "tiles": list(z.tiles), "exposures": [list(e) for e in z.exposures],
                       "face_down": z.face_down, "player": z.player, "hand": z.hand,
                       "uncertain": list(z.uncertain)} for n, z in obs.zones.items()},
-        "flags": [{"kind": f.kind, "zone": f.zone, "message": f.message} for f in obs.flags],
+        "flags": [{"kind": f.kind, "zone": f.zone, "message": f.message, "cause": f.cause} for f in obs.flags],
         "mahjong": obs.mahjong,
     }
 
@@ -339,6 +380,7 @@ def observation_from_json(d: dict[str, Any]) -> TableObservation:
         )
         for n, z in d.get("zones", {}).items()
     }
-    flags = tuple(Flag(str(f["kind"]), f.get("zone"), str(f["message"])) for f in d.get("flags", ()))
+    flags = tuple(Flag(str(f["kind"]), f.get("zone"), str(f["message"]), str(f.get("cause", "")))
+                  for f in d.get("flags", ()))
     return TableObservation(zones=zones, homography=d.get("homography", "missing"), flags=flags,
                             mahjong=dict(d.get("mahjong", {})))

@@ -16,7 +16,9 @@ from typing import Any
 
 from companion.rules.card import Card, load_card
 from companion.rules.matcher import nearest, rack_viability
+from companion.rules.variants import get_variant
 from companion.table import Flag, TableObservation
+from companion.table_flags import MJ_SIZE, RuleContext, judged_on_tiles, rack_flags
 
 DEFAULT_CARD = Path(__file__).resolve().parents[1] / "calibration" / "cards" / "example.mjcard"
 
@@ -36,6 +38,7 @@ class RackRules:
         self.card = card
         self._viability = lru_cache(maxsize=512)(self._viability_uncached)
         self._open = lru_cache(maxsize=512)(self._open_uncached)
+        self._contexts: dict[str, RuleContext] = {}
 
     @classmethod
     def load(cls, path: str | Path | None) -> RackRules | None:
@@ -60,12 +63,29 @@ class RackRules:
                         "value": hand.value if hand else None, "missing": n.missing})
         return tuple(out)
 
-    def flags(self, obs: TableObservation) -> TableObservation:
-        """``obs`` with a ``wrong_rack`` flag added for every rack whose exposures are dead."""
-        extra = []
+    def context(self, variant: str) -> RuleContext:
+        """The table reader's rules for ``variant`` with this card."""
+        if variant not in self._contexts:
+            rules = get_variant(variant)
+            self._contexts[variant] = RuleContext(rules, rules.tiles, self.card)
+        return self._contexts[variant]
+
+    def flags(self, obs: TableObservation, variant: str = "mjm") -> TableObservation:
+        """``obs`` with a ``wrong_rack`` flag added for every rack whose exposures are dead, and every
+        Mah Jongg display not judged yet (no score, and no flag on its tiles: one a player corrected,
+        :meth:`companion.live_game.Corrections.apply`) judged as the table reader judges one
+        (:func:`companion.table_flags.rack_flags` under ``variant``): scored, or called in error."""
+        extra: list[Flag] = []
+        mahjong: dict[str, dict[str, object] | None] = dict(obs.mahjong)
         have = {(f.kind, f.zone) for f in obs.flags}
         for name, z in sorted(obs.zones.items()):
             if z.kind != "rack" or not z.exposures or obs.mahjong.get(name):
+                continue
+            if len(z.tiles) >= MJ_SIZE:  # a display is judged as a Mah Jongg, not by its exposures
+                if not any(f.zone == name and (f.kind == "unreadable" or judged_on_tiles(f)) for f in obs.flags):
+                    judged, entry, _ = rack_flags(z, self.context(variant))
+                    extra += judged
+                    mahjong[name] = entry
                 continue
             if z.uncertain or ("unreadable", name) in have:
                 continue  # never call a hand dead on a reading too uncertain to judge
@@ -76,7 +96,9 @@ class RackRules:
                 continue
             if dead and ("wrong_rack", name) not in have:
                 extra.append(Flag("wrong_rack", name, reason))
-        return replace(obs, flags=obs.flags + tuple(extra)) if extra else obs
+        if not extra and mahjong == obs.mahjong:
+            return obs
+        return replace(obs, flags=obs.flags + tuple(extra), mahjong=mahjong)
 
     def open_hands(self, exposures: Exposures, limit: int = 6) -> list[dict[str, Any]]:
         try:

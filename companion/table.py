@@ -388,7 +388,7 @@ class TableReader:
             before = self._mj_jokers.get(name)
             if before is not None and len(z.tiles) >= 13 and jokers < before and not z.uncertain:
                 flags.append(Flag("joker", name, f"{name}: a joker is being taken from a declared Mah Jongg "
-                                                 "(its jokers are frozen)"))
+                                                 "(its jokers are frozen)", cause="exchange"))
             if len(z.tiles) >= 14 and not z.uncertain:
                 self._mj_jokers[name] = jokers if before is None else max(jokers, before)
             elif len(z.tiles) < 13:

@@ -54,6 +54,18 @@ class RuleContext:
         return self.rules.chows
 
 
+RACK_CAUSES = ("", "joker", "check")
+"""The causes of the flags the rules raise on a rack's own tiles (:func:`rack_flags`, and the second
+reading's doubt of a dead call, ``check``), which a player's correction of a tile of it voids; the
+rest (``count``, ``frame``, a table's ``total`` or ``copies``, a joker taken from a display between two
+frames, ``exchange``) hold whatever its tiles are."""
+
+
+def judged_on_tiles(f: Flag) -> bool:
+    """``f`` is a flag the rules raised on its rack's own tiles (:data:`RACK_CAUSES`)."""
+    return f.kind in ("unreadable", "wrong_rack", "joker", "tile_count") and f.cause in RACK_CAUSES
+
+
 def unreadable_flag(z: ZoneReading) -> Flag:
     """The rack ``z`` is not judged: its uncertain tiles named by place and reading."""
     shown = ", ".join(f"#{i + 1} (read {z.tiles[i]})" for i in z.uncertain)
@@ -272,7 +284,8 @@ def copies_flags(zones: dict[str, ZoneReading], ctx: RuleContext) -> list[Flag]:
         if code in weak:
             continue
         have = ctx.tileset.copies_of(code)
-        flags.append(Flag("tile_count", where[code], f"{n} x {code} in view; the {ctx.tileset.name} set holds {have}"))
+        flags.append(Flag("tile_count", where[code], f"{n} x {code} in view; the {ctx.tileset.name} set holds {have}",
+                          cause="copies"))
     return flags
 
 
@@ -330,7 +343,7 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collec
         word = "too many" if total > off + 1 else "too few"
         doubt = f"; {weak} of them read weakly" if weak else ""
         flags.append(Flag("tile_count", racks[0].name, f"player {p} shows {total} tiles ({word}{doubt}): expected "
-                                                       f"{off} off-turn or {off + 1} on-turn"))
+                                                       f"{off} off-turn or {off + 1} on-turn", cause="total"))
     return flags
 
 

@@ -120,3 +120,18 @@ def test_a_correction_to_a_tile_a_reading_held_as_any_tile_keeps_that_reading() 
         game.correct("P1-A", 5, code)
         game.reapply()
         assert game.last is not None and game.last.zones["P1-A"].readings == kept
+
+
+def test_a_rack_the_second_reading_held_back_is_judged_on_the_players_word() -> None:
+    """The second table classifier did not find a sure rack dead (cause ``check``): once the
+    player corrects a tile of it, their word stands for both readings and the rules judge it."""
+    rules = RackRules.load(DEFAULT_CARD)
+    assert rules is not None
+    game = LiveGame(checker=rules.flags)
+    doubt = Flag("unreadable", "P1-A", "P1-A: not judged: a second reading of its tiles does not find the hand dead",
+                 cause="check")
+    game.observe(TableObservation(_rack(DEAD).zones, "fresh", (doubt,)))
+    assert game.last is not None and _kinds(game.last) == ["unreadable"]
+    game.correct("P1-A", 4, "RD")  # the player confirms the pung of red dragons
+    game.reapply()
+    assert _kinds(game.last) == ["wrong_rack"]

@@ -50,3 +50,24 @@ def app(live: Live) -> Flask:
 @pytest.fixture
 def client(app: Flask) -> FlaskClient:
     return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def pw() -> Iterator[object]:
+    """Playwright, for the browser tests (skipped where it or Debian's chromium is missing)."""
+    from web_helpers import CHROMIUM
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed")
+    with sync_api.sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(pw: object) -> Iterator[object]:
+    from web_helpers import CHROMIUM
+
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])  # type: ignore[attr-defined]
+    yield b
+    b.close()

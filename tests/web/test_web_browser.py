@@ -10,10 +10,10 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from web_helpers import CHROMIUM, served_page
 
 from companion.live import Live, LiveConfig
 from companion.live_readers import ReplayReader
@@ -21,7 +21,6 @@ from companion.web import create_app
 from vision.capture import DEMO_DIR, FolderSource
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
 CARD = Path(__file__).parents[2] / "calibration" / "cards" / "example.mjcard"
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -43,39 +42,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
     live.stop()
-
-
-@contextmanager
-def served_page(browser: object, live: Live) -> Iterator[tuple[object, str]]:
-    """``live`` served on a free port and started, and a phone-sized page of ``browser``:
-    ``(page, url)``; all closed and stopped afterwards."""
-    from werkzeug.serving import make_server
-
-    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    live.start()
-    ctx = browser.new_context(viewport={"width": 412, "height": 900})  # type: ignore[attr-defined]
-    try:
-        page = ctx.new_page()
-        page.set_default_timeout(12_000)
-        yield page, f"http://127.0.0.1:{srv.server_port}/"
-    finally:
-        ctx.close()
-        srv.shutdown()
-        live.stop()
-
-
-@pytest.fixture(scope="module")
-def pw() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(pw: object) -> Iterator[object]:
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    yield b
-    b.close()
 
 
 @pytest.fixture

@@ -1,9 +1,40 @@
-"""Shared helpers of the dashboard tests: an enrollment photo to upload."""
+"""Shared helpers of the dashboard tests: an enrollment photo to upload, a live companion served
+to a browser page."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import cv2
 import numpy as np
+
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's chromium, which Playwright drives (``executable_path``)."""
+
+
+@contextmanager
+def served_page(browser: Any, live: Any) -> Iterator[tuple[Any, str]]:
+    """``live`` (a :class:`companion.live.Live`) served on a free port and started, and a
+    phone-sized page of ``browser``: ``(page, url)``; all closed and stopped afterwards."""
+    from werkzeug.serving import make_server
+
+    from companion.web import create_app
+
+    srv = make_server("127.0.0.1", 0, create_app(live), threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    live.start()
+    ctx = browser.new_context(viewport={"width": 412, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(12_000)
+        yield page, f"http://127.0.0.1:{srv.server_port}/"
+    finally:
+        ctx.close()
+        srv.shutdown()
+        live.stop()
 
 
 def layout_jpeg(laid: dict[str, str], style: str | None = None) -> bytes:
