@@ -318,8 +318,10 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collec
     may be a phantom (one tile too many) or two tiles read as one (one too few), and each weakly
     read back (``ZoneReading.weak_backs``: a phantom between tiles reads as a weak back) may be a
     phantom.  So "too many" needs the excess to outnumber the weak faces and backs together, and
-    "too few" the shortfall to outnumber the weak faces.  A player with a rack in ``unseen`` (the
-    zones whose tiles look too small in the picture to read, flagged ``view``) is not called short:
+    "too few" the shortfall to outnumber the weak faces and the backs not counted as stray
+    (``ZoneReading.stray_backs``: one past a face-up row's end is most likely the bare rack).  A
+    player with a rack in ``unseen`` (the zones whose tiles look too small in the picture to read,
+    flagged ``view``) is not called short:
     tiles missing there are most likely tiles the picture is too coarse to show (on 50 rendered
     tables at 640x480, the two false counts were "12 tiles" and "13 tiles", both so).  Nor is a
     player one of whose racks shows no tile at all while another holds some: a rack in play always
@@ -330,7 +332,7 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collec
     flags = []
     for p, (total, off, racks) in player_totals(zones, ctx).items():
         weak = sum(len(z.uncertain) for z in racks)
-        short = total < off - weak
+        short = total < off - weak - sum(z.stray_backs for z in racks)  # a stray back may have been a tile
         empty = [z.name for z in racks if not z.tiles and not z.face_down]
         if total == 0 or (short and any(z.name in unseen for z in racks)):
             continue
@@ -338,7 +340,7 @@ def totals_flags(zones: dict[str, ZoneReading], ctx: RuleContext, unseen: Collec
             flags += [Flag("unreadable", n, f"{n}: no tile seen on this rack, so player {p}'s count ({total}) is not "
                                             "judged: the camera may not see its tiles", cause="count") for n in empty]
             continue
-        if off - weak <= total <= off + 1 + weak + sum(z.weak_backs for z in racks):
+        if not short and total <= off + 1 + weak + sum(z.weak_backs for z in racks):
             continue
         word = "too many" if total > off + 1 else "too few"
         doubt = f"; {weak} of them read weakly" if weak else ""

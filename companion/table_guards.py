@@ -64,14 +64,15 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
     (``ZoneReading.weak_backs``: read weakly, in a row of face-up tiles, or unlike the frame's
     other backs) is not off, as :func:`companion.table_flags.totals_flags` does not call it so:
     a phantom back lies outside every exposure and changes no group (docs/table.md, "A phantom
-    back keeps no hand from being judged").  (A rack with an uncertain tile is judged only when
+    back keeps no hand from being judged"); a count short by no more than its backs not counted as
+    stray (``ZoneReading.stray_backs``) is not off either.  (A rack with an uncertain tile is judged only when
     every plausible reading of it is dead: :func:`companion.table_flags.rack_flags`.)
     """
     if not ctx.count_backs:
         return flags
     off: dict[str, str] = {}
     for p, (total, expected, racks) in player_totals(zones, ctx).items():
-        if not expected <= total <= expected + 1 + sum(z.weak_backs for z in racks):
+        if not expected - sum(z.stray_backs for z in racks) <= total <= expected + 1 + sum(z.weak_backs for z in racks):
             for z in racks:
                 if z.exposures:
                     off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"

@@ -52,6 +52,9 @@ class ZoneReading:
     # per tile of ``tiles``, its own reading before the neighbours of its touching run vouched for
     # it (empty: the same as ``confidence``); a count of copies across the table rests on these
     own_confidence: tuple[float, ...] = field(default=(), compare=False)
+    # backs seen past the end of a face-up row, apart and alone, not counted in ``face_down`` (the
+    # bare rack past a row, taken for a tile): a "too few" count allows for them
+    stray_backs: int = field(default=0, compare=False)
 
 
     def exposure_spans(self) -> list[range]:

@@ -12,6 +12,7 @@ For each of N seeded tables (``vision.render``: markers, racks, discards, a phon
 * exposure accuracy: a true exposure counts when the same group (same tiles) is read on its rack;
   a missed one is put down to its rack's face-up count being off, a misread tile, or grouping;
 * discards: the tiles of the discard area read with their codes (as a multiset), of those there;
+* backs: the racks whose face-down count is read as it is (what the dashboard shows);
 * flags: (kind, zone) pairs against the flags the same rules give on the true tiles - precision,
   recall, and false dead-hand (``wrong_rack``) calls, which must be zero;
 * ms per frame, median and 90th percentile, and how often the table was calibrated.
@@ -135,6 +136,8 @@ def _score_frame(stats: dict[str, Any], obs: Any, truth: dict[str, ZoneReading],
         if z.kind != "rack":
             continue
         read = obs.zones.get(name)
+        stats["racks"] = stats.get("racks", 0) + 1
+        stats["backs_ok"] = stats.get("backs_ok", 0) + ((read.face_down if read else 0) == z.face_down)
         got = Counter(tuple(sorted(e, key=sort_key)) for e in (read.exposures if read else ()))
         small = any(f.kind == "view" and f.zone == name for f in obs.flags)
         for e in z.exposures:
@@ -215,6 +218,8 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     if s.get("discards"):
         print(f"  discards read right {s['discards_ok'] / s['discards']:.1%}  ({s['discards_ok']} of {s['discards']}"
               f" tiles; {s['discards_read']} read)")
+    print(f"  backs counted right on {s.get('backs_ok', 0)} of {s.get('racks', 0)} racks (face down, as the dashboard "
+          "shows them)")
     print(f"  Mah Jongg displays scored right {s.get('mj_ok', 0)}/{s.get('mj', 0)} (hand, value, jokerless);"
           f" false Mah Jongg {s.get('mj_false', 0)}")
     for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):

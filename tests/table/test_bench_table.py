@@ -92,3 +92,19 @@ def test_a_dead_hand_not_called_is_listed_with_what_the_reader_said() -> None:
         "table 3 P1-A: dead hand not called (unreadable (weak tiles: P1-A: tile(s) #2 (read 6B) too uncertain)); truth 6B 6B 6B | N N N N; read 6B 6B 6B | N N N N"]
     _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, {("wrong_rack", "P1-B")}, 4)
     assert stats["uncalled_list"][-1] == "table 4 P1-B: dead hand not called (no flag); truth 1C 1C 1C; read nothing"
+
+
+def test_a_racks_backs_are_counted_right_only_when_read_as_many() -> None:
+    """The benchmark's "backs counted right": a rack's face-down count read as it lies."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from scripts.bench_table import _score_frame
+
+    truth = {"P1-A": replace(_rack("6B 6B 6B"), face_down=11), "P1-B": replace(_rack("N N N"), face_down=13)}
+    read = {"P1-A": truth["P1-A"], "P1-B": replace(truth["P1-B"], face_down=14)}  # a phantom back
+    stats: dict[str, object] = {"exposures": 0, "exposures_ok": 0, "flags": {}}
+    _score_frame(stats, SimpleNamespace(zones=read, flags=()), truth, set())
+    assert (stats["backs_ok"], stats["racks"]) == (1, 2)
+    _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, set())  # neither rack read
+    assert (stats["backs_ok"], stats["racks"]) == (1, 4)
