@@ -30,6 +30,28 @@ def jokers_doubtful(z: ZoneReading, span: range) -> bool:
     return any(z.tiles[i] == JOKER and min(conf[i], own[i]) < JOKER_SURE for i in span if conf)
 
 
+MAX_JOKERS_SWAPPED = 6
+"""At most this many of a display's weakly read jokers (the weakest) are tried as flowers
+(:func:`jokers_as_flowers`)."""
+
+
+def jokers_as_flowers(z: ZoneReading) -> list[tuple[str, ...]]:
+    """``z``'s tiles with some of its jokers read under :data:`JOKER_SURE` taken as flowers instead:
+    every such choice but none, over its weakest :data:`MAX_JOKERS_SWAPPED` jokers.  A set's flowers
+    are what an unfamiliar set's jokers are most often read for, and the other way round."""
+    own = z.own_confidence if len(z.own_confidence) == len(z.tiles) else z.confidence
+    weak = [i for i in range(len(z.tiles)) if jokers_doubtful(z, range(i, i + 1))]
+    weak = sorted(weak, key=lambda i: min(z.confidence[i], own[i]))[:MAX_JOKERS_SWAPPED]
+    out = []
+    for mask in range(1, 1 << len(weak)):
+        tiles = list(z.tiles)
+        for k, i in enumerate(weak):
+            if mask >> k & 1:
+                tiles[i] = FLOWER
+        out.append(tuple(tiles))
+    return out
+
+
 def exposure_flags(z: ZoneReading, chows: bool, first: list[tuple[str, int, str]] | None = None,
                     why: str = "") -> list[Flag]:
     """The flags of ``first`` (default: the problems of ``z``'s exposures), each message followed

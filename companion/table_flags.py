@@ -32,6 +32,7 @@ from companion.table_decode import WILD
 from companion.table_exposures import (
     exposure_flags,
     exposure_flags_on_every_reading,
+    jokers_as_flowers,
     jokers_doubtful,
     well_formed,
 )
@@ -137,6 +138,20 @@ def _entry_on_every_reading(z: ZoneReading, ctx: RuleContext) -> dict[str, Any] 
     return dict(entry, uncertain=[i + 1 for i in z.uncertain])
 
 
+def _other_hand_if_flowers(z: ZoneReading, ctx: RuleContext, entry: dict[str, Any]) -> Flag | None:
+    """An ``unreadable`` flag (cause ``joker``) for a display scored as ``entry`` that scores as
+    another hand or value when some of its weakly read jokers are flowers
+    (:func:`~companion.table_exposures.jokers_as_flowers`); None when none does."""
+    key = tuple(entry[k] for k in SCORE_KEYS)
+    for tiles in jokers_as_flowers(z):
+        other = mahjong_entry(ZoneReading(z.name, z.kind, tiles, ()), ctx)
+        if other is not None and tuple(other[k] for k in SCORE_KEYS) != key:
+            return Flag("unreadable", z.name, f"{z.name}: not scored: the display is {entry['hand']} ({entry['value']}) "
+                        f"only if its jokers read weakly are jokers; as flowers they make {other['hand']} "
+                        f"({other['value']}): check them", cause="joker")
+    return None
+
+
 def scored_weakly_flag(z: ZoneReading) -> Flag:
     """The ``unreadable`` flag of a display scored although some tiles read weakly."""
     shown = ", ".join(f"#{i + 1} (read {z.tiles[i]})" for i in z.uncertain)
@@ -240,6 +255,9 @@ def rack_flags(z: ZoneReading, ctx: RuleContext) -> tuple[list[Flag], dict[str, 
             entry = mahjong_entry(z, ctx) if not z.uncertain else _entry_on_every_reading(z, ctx)
         if entry is not None and z.uncertain:
             flags = [scored_weakly_flag(z)]
+        doubt = _other_hand_if_flowers(z, ctx, entry) if entry is not None else None
+        if doubt is not None:  # judged as scored (no "in error"), but no score is claimed
+            return [doubt] + _display_flags(z, ctx, entry), None, True
         return flags + _display_flags(z, ctx, entry), entry, True
     if z.uncertain:
         dead = _dead_on_every_reading(z, ctx)

@@ -71,3 +71,21 @@ def test_a_display_in_error_is_called_only_on_jokers_read_surely() -> None:
     # jokers read as weakly in groups where jokers may go rest nothing on themselves: still in error
     groups = _flags(_rack("9C J 9C", "9B 9B 9B", "5C 5C J 5C", "3D 3D 3D 3D", own={1: 0.85, 9: 0.8}))
     assert [f.kind for f in groups] == ["wrong_rack"], groups
+
+
+def test_a_display_is_scored_on_weak_jokers_only_when_flowers_there_make_no_other_score() -> None:
+    """``J J J`` in the flowers' place of the Tea Garden (ev1: FFF 22 444 66 8888) scores it with
+    jokers; read as flowers it scores jokerless, for twice as much.  Read weakly, those jokers may
+    be the flowers: the display is not scored but left to check (never called in error).  A weak
+    joker in the 444 pung, which as a flower makes no hand, leaves the score as read."""
+    garden = ("2B 2B", "4B 4B 4B", "6C 6C", "8C 8C 8C 8C")
+    sure = rack_flags(_rack("J J J", *garden), CTX)
+    assert sure[0] == [] and sure[1] is not None and (sure[1]["hand"], sure[1]["jokerless"]) == ("ev1", False)
+    flowers = rack_flags(_rack("F F F", *garden), CTX)[1]
+    assert flowers is not None and flowers["jokerless"] and flowers["value"] > sure[1]["value"]
+    flags, entry, shown = rack_flags(_rack("J J J", *garden, own={0: 0.8, 1: 0.85, 2: 0.82}), CTX)
+    assert entry is None and shown
+    assert [(f.kind, f.cause) for f in flags] == [("unreadable", "joker")]
+    assert "ev1" in flags[0].message and "flowers" in flags[0].message
+    pung = rack_flags(_rack("F F F", "2B 2B", "4B 4B J", "6C 6C", "8C 8C 8C 8C", own={7: 0.8}), CTX)
+    assert pung[0] == [] and pung[1] is not None and pung[1]["hand"] == "ev1"
