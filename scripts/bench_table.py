@@ -105,8 +105,8 @@ def _why_missed(truth: ZoneReading, read: ZoneReading | None) -> str:
 
 def _score_mahjong(stats: dict[str, Any], obs: Any, truth_mj: dict[str, Any], table: int = -1) -> None:
     """Count the racks whose truth is a Mah Jongg display (a scored entry) and how many the reading
-    scored the same (hand, value, jokerless); a scored entry on a rack whose truth has none is a
-    false Mah Jongg, and each is listed for ``--misses``."""
+    scored the same (hand, value, jokerless), and how many it scored otherwise (wrong); a scored entry
+    on a rack whose truth has none is a false Mah Jongg, and each is listed for ``--misses``."""
     for name, entry in truth_mj.items():
         got = obs.mahjong.get(name)
         if entry is None:
@@ -118,6 +118,7 @@ def _score_mahjong(stats: dict[str, Any], obs: Any, truth_mj: dict[str, Any], ta
         if got is not None and all(got.get(k) == entry.get(k) for k in ("hand", "value", "jokerless")):
             stats["mj_ok"] = stats.get("mj_ok", 0) + 1
         else:
+            stats["mj_wrong"] = stats.get("mj_wrong", 0) + (got is not None)  # scored, as another hand or value
             stats.setdefault("missed_list", []).append(
                 f"table {table} {name}: Mah Jongg {entry.get('hand')} ({entry.get('value')}) scored as {got}")
 
@@ -221,7 +222,7 @@ def _report(size: tuple[int, int], s: dict[str, Any], n: int) -> None:
     print(f"  backs counted right on {s.get('backs_ok', 0)} of {s.get('racks', 0)} racks (face down, as the dashboard "
           "shows them)")
     print(f"  Mah Jongg displays scored right {s.get('mj_ok', 0)}/{s.get('mj', 0)} (hand, value, jokerless);"
-          f" false Mah Jongg {s.get('mj_false', 0)}")
+          f" scored wrong {s.get('mj_wrong', 0)}; false Mah Jongg {s.get('mj_false', 0)}")
     for label, key in (("ms first frame", "ms"), ("ms next frames", "ms_tracked")):
         ms = sorted(s[key])
         print(f"  {label:<19}median {statistics.median(ms):.1f}  p90 {ms[int(0.9 * (len(ms) - 1))]:.1f}  max {ms[-1]:.1f}")

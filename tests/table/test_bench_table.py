@@ -108,3 +108,18 @@ def test_a_racks_backs_are_counted_right_only_when_read_as_many() -> None:
     assert (stats["backs_ok"], stats["racks"]) == (1, 2)
     _score_frame(stats, SimpleNamespace(zones={}, flags=()), truth, set())  # neither rack read
     assert (stats["backs_ok"], stats["racks"]) == (1, 4)
+
+
+def test_a_display_scored_as_another_hand_is_counted_wrong_and_one_not_scored_is_not() -> None:
+    from types import SimpleNamespace
+
+    from scripts.bench_table import _score_mahjong
+
+    truth = {"P1-A": {"hand": "ev1", "value": 50, "jokerless": True}, "P1-B": None}
+    stats: dict[str, object] = {}
+    other = {"hand": "sx2", "value": 60, "jokerless": False}
+    _score_mahjong(stats, SimpleNamespace(mahjong={"P1-A": other}), truth, 14)
+    _score_mahjong(stats, SimpleNamespace(mahjong={}), truth, 15)
+    _score_mahjong(stats, SimpleNamespace(mahjong={"P1-A": dict(truth["P1-A"])}), truth, 16)
+    assert (stats["mj"], stats["mj_ok"], stats["mj_wrong"]) == (3, 1, 1)
+    assert stats["missed_list"][0] == f"table 14 P1-A: Mah Jongg ev1 (50) scored as {other}"
