@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from web_helpers import CHROMIUM, served_page
+from web_helpers import CHROMIUM, replayed_live, served_page
 
 from companion.live import Live, LiveConfig
 from companion.live_readers import ReplayReader
@@ -312,14 +312,6 @@ def test_a_phone_sized_photo_is_made_smaller_on_the_page_and_enrolls(
 def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(browser: object, tmp_path: Path) -> None:
     """A display scored on a weak reading: the rack card names the hand and points and asks for
     the weak tile to be checked (readings replayed from a recording made for this test)."""
-    import json
-    import shutil
-
-
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    shutil.copy(DEMO_DIR / "frames" / "f000.jpg", frames / "a.jpg")
-    (frames / "playlist.txt").write_text("a.jpg\n" * 8)
     display = [["7C", "7C", "7C"], ["7B", "7B", "7B"], ["7D", "7D", "7D", "7D"], ["N", "N", "N", "N"]]
     tiles = [c for e in display for c in e]
     zones = {"P1-A": {"kind": "rack", "player": 1, "hand": "A", "tiles": tiles, "exposures": display, "face_down": 0,
@@ -328,11 +320,7 @@ def test_a_rack_showing_mahjong_says_the_hand_its_points_and_the_tiles_to_check(
              "discards": {"kind": "discards", "player": None, "tiles": [], "exposures": [], "face_down": 0}}
     mahjong = {"P1-A": {"hand": "ln1", "value": 50, "jokerless": True, "card_value": 25, "uncertain": [4]},
                "P1-B": None}
-    recording = tmp_path / "readings.json"
-    recording.write_text(json.dumps({"frames": {"a.jpg": {"homography": "fresh", "zones": zones, "flags": [],
-                                                          "mahjong": mahjong}}}))
-    live = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data")),
-                source=FolderSource(frames, loop=False, fps=20), reader=ReplayReader(recording))
+    live = replayed_live(tmp_path, zones, [], mahjong)
     with served_page(browser, live) as (page, url):
         page.goto(url)
         line = page.locator('.rack[data-zone="P1-A"] .mj')

@@ -3,16 +3,10 @@ the player puts right a tile the camera read weakly, and the display is scored o
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
-from web_helpers import served_page
-
-from companion.live import Live, LiveConfig
-from companion.live_readers import ReplayReader
-from vision.capture import DEMO_DIR, FolderSource
+from web_helpers import replayed_live, served_page
 
 pytestmark = pytest.mark.browser
 
@@ -20,13 +14,9 @@ pytestmark = pytest.mark.browser
 READ = [["F", "F", "F"], ["2B", "3B"], ["4B", "4B", "4B"], ["6C", "6C"], ["8C", "8C", "8C", "8C"]]
 
 
-def _recording(tmp_path: Path) -> tuple[Path, Path]:
-    """Eight frames of the demo's first picture, each read as a frame with that display on P1-A:
-    left to check (an ``unreadable`` flag), not scored, as the table reader leaves it."""
-    frames = tmp_path / "frames"
-    frames.mkdir()
-    shutil.copy(DEMO_DIR / "frames" / "f000.jpg", frames / "a.jpg")
-    (frames / "playlist.txt").write_text("a.jpg\n" * 8)
+def test_a_display_whose_weak_tile_is_put_right_on_the_page_is_scored(browser: object, tmp_path: Path) -> None:
+    """Every frame shows that display on P1-A left to check (an ``unreadable`` flag), not scored,
+    as the table reader leaves it."""
     tiles = [c for e in READ for c in e]
     zones = {"P1-A": {"kind": "rack", "player": 1, "hand": "A", "tiles": tiles, "exposures": READ, "face_down": 0,
                       "uncertain": [4]},
@@ -35,17 +25,7 @@ def _recording(tmp_path: Path) -> tuple[Path, Path]:
              "discards": {"kind": "discards", "player": None, "tiles": [], "exposures": [], "face_down": 0}}
     flags = [{"kind": "unreadable", "zone": "P1-A", "message": "P1-A: tile(s) #5 (read 3B) too uncertain to judge "
                                                                "this rack", "cause": ""}]
-    recording = tmp_path / "readings.json"
-    recording.write_text(json.dumps({"frames": {"a.jpg": {"homography": "fresh", "zones": zones, "flags": flags,
-                                                          "mahjong": {}}}}))
-    return frames, recording
-
-
-def test_a_display_whose_weak_tile_is_put_right_on_the_page_is_scored(browser: object, tmp_path: Path) -> None:
-    frames, recording = _recording(tmp_path)
-    live = Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data")),
-                source=FolderSource(frames, loop=False, fps=20), reader=ReplayReader(recording))
-    with served_page(browser, live) as (page, url):
+    with served_page(browser, replayed_live(tmp_path, zones, flags, {})) as (page, url):
         page.goto(url)
         tile = page.locator('.rack[data-zone="P1-A"] button.tile[data-index="4"]')
         tile.wait_for()

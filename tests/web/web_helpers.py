@@ -3,9 +3,12 @@ to a browser page."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -13,6 +16,26 @@ import numpy as np
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium, which Playwright drives (``executable_path``)."""
+
+
+def replayed_live(tmp_path: Path, zones: dict[str, Any], flags: list[dict[str, Any]],
+                  mahjong: dict[str, Any]) -> Any:
+    """A :class:`companion.live.Live` over eight frames of the demo's first picture, each read as
+    ``zones``, ``flags`` and ``mahjong`` (a recording made for the test, replayed), keeping its
+    game under ``tmp_path / "data"``."""
+    from companion.live import Live, LiveConfig
+    from companion.live_readers import ReplayReader
+    from vision.capture import DEMO_DIR, FolderSource
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    shutil.copy(DEMO_DIR / "frames" / "f000.jpg", frames / "a.jpg")
+    (frames / "playlist.txt").write_text("a.jpg\n" * 8)
+    recording = tmp_path / "readings.json"
+    recording.write_text(json.dumps({"frames": {"a.jpg": {"homography": "fresh", "zones": zones, "flags": flags,
+                                                          "mahjong": mahjong}}}))
+    return Live(LiveConfig(source="demo", data_dir=str(tmp_path / "data")),
+                source=FolderSource(frames, loop=False, fps=20), reader=ReplayReader(recording))
 
 
 @contextmanager
