@@ -207,24 +207,24 @@ class LiveGame:
         flowers as jokers), scored as another hand, or taken back (the player's tile makes no hand)."""
         events: list[GameEvent] = []
         old = before.mahjong if before else {}
-        for name in sorted(set(old) | set(after.mahjong)):
-            was, now = old.get(name), after.mahjong.get(name)
-            if was == now:
-                continue
-            z = after.zones.get(name)
+        changed = [n for n in sorted(set(old) | set(after.mahjong)) if old.get(n) != after.mahjong.get(n)]
+        for name in changed:
+            now, z = after.mahjong.get(name), after.zones.get(name)
             mine = [i for i, r in enumerate(self.record) if r.get("type") == "mahjong" and r.get("rack") == name]
-            rec = mahjong_record(z.player if z else None, now if isinstance(now, dict) else None, self._discarder)
-            if mine:
-                claimed = self.record[mine[-1]].get("claimed_from")
+            # a score made before keeps whom it was claimed from; a new one, from the last discarder
+            rec = mahjong_record(z.player if z else None, now if isinstance(now, dict) else None,
+                                 None if mine else self._discarder)
+            if mine and rec is None:
                 del self.record[mine[-1]]
-                if rec is not None:
-                    rec.pop("claimed_from", None)
-                    self.record.insert(mine[-1], {**rec, **({"claimed_from": claimed} if claimed else {}), "rack": name})
+            elif mine and rec is not None:
+                was = self.record[mine[-1]]
+                self.record[mine[-1]] = {**rec, **{k: was[k] for k in ("claimed_from",) if k in was}, "rack": name}
             elif rec is not None:
                 self.record.append({**rec, "rack": name})
                 events.append(GameEvent("mahjong", name, z.player if z else None, z.tiles if z else (),
                                         f"Mah Jongg on {name}: {rec['hand']} (on the player's word)", time.time()))
-        self._rescore()
+        if changed:
+            self._rescore()
         return events
 
     def _sync_flags(self, flags: tuple[Flag, ...], now: float) -> None:

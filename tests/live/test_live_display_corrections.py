@@ -126,3 +126,17 @@ def test_a_display_held_for_its_players_count_stays_unjudged_after_a_restart() -
         g.reapply()
         assert g.last is not None and [(f.kind, f.cause) for f in g.last.flags] == [("unreadable", "count")]
         assert not g.last.mahjong.get("P1-A") and g.record == []
+
+
+def test_a_scored_display_corrected_to_another_score_is_scored_again_in_its_place() -> None:
+    """The Tea Garden scored with a joker in its 444 pung (read weakly); the player says that tile
+    is a 4 Bam: the same hand, now jokerless, for twice the points, in the same place of the record."""
+    read = (TEA[0], TEA[1], ("4B", "4B", "J"), *TEA[3:])
+    game = LiveGame("mjm", _rules().flags)
+    game.observe(_table(_display(read, {7: 0.6})))
+    assert [(r["hand"], r["jokerless"]) for r in game.record] == [("ev1", False)]
+    before = game.scores["1"]
+    game.correct("P1-A", 7, "4B")
+    assert game.reapply() == []  # scored again, not a new Mah Jongg
+    assert [(r["hand"], r["jokerless"], r["rack"]) for r in game.record] == [("ev1", True, "P1-A")]
+    assert game.scores["1"] > before
