@@ -23,11 +23,17 @@ tables is flagged 117 times of 229, and left to check the rest (sixtieth session
 "Jokers read weakly")."""
 
 
-def jokers_doubtful(z: ZoneReading, span: range) -> bool:
-    """A joker at ``span`` of ``z`` read under :data:`JOKER_SURE`, jointly or on its own."""
+def _weakest(z: ZoneReading) -> list[float]:
+    """Per tile of ``z``, the lower of its joint and its own reading (empty for a zone no camera read)."""
     conf = z.confidence if len(z.confidence) == len(z.tiles) else ()
     own = z.own_confidence if len(z.own_confidence) == len(z.tiles) else conf
-    return any(z.tiles[i] == JOKER and min(conf[i], own[i]) < JOKER_SURE for i in span if conf)
+    return [min(c, o) for c, o in zip(conf, own, strict=True)]
+
+
+def jokers_doubtful(z: ZoneReading, span: range) -> bool:
+    """A joker at ``span`` of ``z`` read under :data:`JOKER_SURE`, jointly or on its own."""
+    read = _weakest(z)
+    return any(z.tiles[i] == JOKER and read[i] < JOKER_SURE for i in span if read)
 
 
 MAX_JOKERS_SWAPPED = 6
@@ -39,9 +45,9 @@ def jokers_as_flowers(z: ZoneReading) -> list[tuple[str, ...]]:
     """``z``'s tiles with some of its jokers read under :data:`JOKER_SURE` taken as flowers instead:
     every such choice but none, over its weakest :data:`MAX_JOKERS_SWAPPED` jokers.  A set's flowers
     are what an unfamiliar set's jokers are most often read for, and the other way round."""
-    own = z.own_confidence if len(z.own_confidence) == len(z.tiles) else z.confidence
-    weak = [i for i in range(len(z.tiles)) if jokers_doubtful(z, range(i, i + 1))]
-    weak = sorted(weak, key=lambda i: min(z.confidence[i], own[i]))[:MAX_JOKERS_SWAPPED]
+    read = _weakest(z)
+    weak = sorted((i for i, r in enumerate(read) if z.tiles[i] == JOKER and r < JOKER_SURE),
+                  key=lambda i: read[i])[:MAX_JOKERS_SWAPPED]
     out = []
     for mask in range(1, 1 << len(weak)):
         tiles = list(z.tiles)
