@@ -40,6 +40,10 @@ EXTENT_NOISE = 10.0
 EXTENT_REACH = 4.0
 """A row is sampled this many tile widths past its first and last detections: the localiser can
 miss the last two tiles of a run (1280x720, table 7: `1C 1C J` found as one box)."""
+EXTENT_FAR_REACH = 14.0
+"""... and where a stretch of tile runs out of that span, sampled again this far past (within
+the rack's zone): a long row of backs on a far rack, where the localiser found 2 of 8 tiles at
+one end (Royale 4-handed, 1280x720, table 3; sixty-second session)."""
 EXTENT_MIN_CONTRAST = 30.0
 """A row whose tiles differ from the table by less than this (CIELAB distance, 8-bit scale,
 median over the detections) is not measured: tiles and table too alike to find the tiles' ends."""
@@ -77,7 +81,8 @@ def zone_background(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64],
 
 def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
                 perp: npt.NDArray[np.float64], across: float, lo: npt.NDArray[np.float64],
-                hi: npt.NDArray[np.float64], background: npt.NDArray[np.float32]) -> list[tuple[float, float, bool]]:
+                hi: npt.NDArray[np.float64], background: npt.NDArray[np.float32],
+                bounds: tuple[float, float] | None = None) -> list[tuple[float, float, bool]]:
     """Stretches along one rack row where the top-down view ``top`` shows tile, not table:
     ``(start, stop, closed)``, in mm along the row, closed where table shows at both ends.
 
@@ -89,16 +94,44 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     are closed, and so are gaps with less table in them than :data:`EXTENT_GAP_MM`
     (:data:`EXTENT_TABLE`, :data:`EXTENT_NOISE`); a stretch that reaches either end of the
     sampled span is not ``closed``.  A row whose tiles are too like the table
-    (:data:`EXTENT_MIN_CONTRAST`) gives none.
+    (:data:`EXTENT_MIN_CONTRAST`) gives none.  Given the rack zone's ``bounds`` along the row
+    (mm), a stretch that reaches an end of the sampled span is sampled again, that end moved out
+    to :data:`EXTENT_FAR_REACH` tiles past the detections or the zone's bound, whichever is nearer.
     """
-    w, h = TILE_MM
-    us = np.arange(float(lo.min()) - EXTENT_REACH * w, float(hi.max()) + EXTENT_REACH * w, 1.0)
+    w = TILE_MM[0]
+    first, last = float(lo.min()) - EXTENT_REACH * w, float(hi.max()) + EXTENT_REACH * w
+    us, dist = _row_profile(top, to_top, axis, perp, across, first, last, background)
+    if bounds is not None:
+        far_first = max(min(bounds), float(lo.min()) - EXTENT_FAR_REACH * w)
+        far_last = min(max(bounds), float(hi.max()) + EXTENT_FAR_REACH * w)
+        spans = _stretches(us, dist, lo, hi)
+        if spans and ((spans[0][0] == 0 and far_first < first) or (spans[-1][1] == len(us) and far_last > last)):
+            first = min(first, far_first) if spans[0][0] == 0 else first
+            last = max(last, far_last) if spans[-1][1] == len(us) else last
+            us, dist = _row_profile(top, to_top, axis, perp, across, first, last, background)
+    return [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us))
+            for s, e in _stretches(us, dist, lo, hi)]
+
+
+def _row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
+                 perp: npt.NDArray[np.float64], across: float, first: float, last: float,
+                 background: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
+    """A rack row sampled every millimetre along it from ``first`` to ``last`` (mm), across its
+    middle: the places and each one's CIELAB distance from the table's colour ``background``."""
+    h = TILE_MM[1]
+    us = np.arange(first, last, 1.0)
     vs = across + np.linspace(-EXTENT_BAND * h, EXTENT_BAND * h, 7)
     grid = us[None, :, None] * axis + vs[:, None, None] * perp
     px = cv2.perspectiveTransform(grid.reshape(-1, 1, 2).astype(np.float32), to_top).reshape(len(vs), len(us), 2)
     sampled = cv2.remap(top, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     lab = cv2.cvtColor(sampled, cv2.COLOR_BGR2LAB).astype(np.float32)
-    dist = np.median(np.linalg.norm(lab - background, axis=2), axis=0)
+    return us, np.median(np.linalg.norm(lab - background, axis=2), axis=0).astype(np.float32)
+
+
+def _stretches(us: npt.NDArray[np.float64], dist: npt.NDArray[np.float32], lo: npt.NDArray[np.float64],
+               hi: npt.NDArray[np.float64]) -> list[list[int]]:
+    """The stretches of tile in a row's profile (:func:`row_extents`), as ``[start, stop)``
+    sample indexes; none where the row's tiles are too like the table."""
     covered = ((us[:, None] >= lo[None, :]) & (us[:, None] <= hi[None, :])).any(axis=1)
     contrast = float(np.median(dist[covered])) if covered.any() else 0.0
     if contrast < EXTENT_MIN_CONTRAST:
@@ -114,7 +147,7 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
             merged[-1][1] = e
         else:
             merged.append([s, e])
-    return [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us)) for s, e in merged]
+    return merged
 
 
 def _row_fits(
@@ -172,11 +205,13 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
         background = None
         if top is not None and to_top is not None:
             background = zone_background(top, to_top, zone, quads_mm[idx])
+        reach = np.asarray(zone.polygon_mm, np.float64) @ axis
+        bounds = (float(reach.min()), float(reach.max()))
         for row in order_rows(seen):
             extents = None
             if background is not None and top is not None and to_top is not None:
                 mid = float(np.median(across[row]))
-                extents = row_extents(top, to_top, axis, perp, mid, lo[row], hi[row], background)
+                extents = row_extents(top, to_top, axis, perp, mid, lo[row], hi[row], background, bounds)
             for run, placed in _row_fits(lo[row], hi[row], weight[idx[row]], extents):
                 members = idx[[row[i] for i in run]]
                 keep[members] = False

@@ -263,6 +263,14 @@ def test_refit_racks_counts_a_run_from_the_picture() -> None:
     out, w = refit_racks(SIAMESE_LAYOUT, quads, np.full(7, 0.7, np.float32), top, to_table)
     assert len(out) == 6 and np.allclose(out, quads[:6])
 
+    # a long row of eight backs of which the localiser found the last two: the row runs past the
+    # four tiles sampled beyond them, so it is sampled again as far as the rack (Royale table 3)
+    top, to_table = _top_down_row([(-100.0, 93.6)], face=(40, 120, 240))
+    quads = np.stack([quad(44.8, 68.8), quad(69.6, 93.6)])
+    out, _ = refit_racks(SIAMESE_LAYOUT, quads, np.full(2, 0.4, np.float32), top, to_table)
+    along = sorted(float((q.mean(axis=0) - centre) @ axis) for q in out)
+    assert along == pytest.approx([-100.0 + 12.0 + 24.8 * k for k in range(8)], abs=2.0)
+
 
 def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:
     from companion.table_extents import refit_racks
