@@ -86,6 +86,10 @@ holding a detection) part two runs for sure: a detection between them is a phant
 splits a tile into stretches of 2.5 and 0.4 (1920x1080, table 13), a light face's end shows as a
 stretch of 0.23 tiles with none (1280x720, table 31)."""
 
+BARE_SLACK = 0.5
+"""A detection whose centre lies past a rack row's outermost stretch of tile, by this many tile
+widths or more of table, is the bare rack the localiser took for a tile (:func:`refit_extents`)."""
+
 
 def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[float],
                   extents: Sequence[tuple[float, float, bool]], width: float, min_pitch: float,
@@ -120,6 +124,7 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
               if b[0] - a[1] < 0.9 * width and whole[k] and whole[k + 1]]
     out: list[tuple[list[int], list[float]]] = [([i], []) for i, c in enumerate(centres)
                                                 if any(a < c < b for a, b in narrow)]
+    out += _bare(centres, ordered, whole, width)
     for (start, stop, closed), x in zip(ordered, counts, strict=True):
         members = [i for i, c in enumerate(centres) if start <= c <= stop]
         n = max(1, round(x))
@@ -140,3 +145,18 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
                 continue
         out.append((sorted(members, key=lambda i: centres[i]), placed))
     return out
+
+
+def _bare(centres: Sequence[float], ordered: Sequence[tuple[float, float, bool]], whole: Sequence[bool],
+          width: float, slack: float = BARE_SLACK) -> list[tuple[list[int], list[float]]]:
+    """Phantoms past a row's ends: each detection centred ``slack`` tile widths or more out on the
+    table beyond the row's first or last stretch of tile, where that stretch is closed and holds
+    a whole number of tiles with a detection (``whole``).  In 2560x1440 and 3840x2160 frames the
+    localiser finds a weak peak on the bare rack past a row of backs, read as one more back
+    (sixty-second session, docs/table.md, "A back on the bare rack past its row")."""
+    if not ordered:
+        return []
+    (first, _, shut0), (_, last, shut1) = ordered[0], ordered[-1]
+    return [([i], []) for i, c in enumerate(centres)
+            if (c < first - slack * width and shut0 and whole[0])
+            or (c > last + slack * width and shut1 and whole[-1])]

@@ -118,3 +118,18 @@ def test_refit_extents_drops_a_phantom_on_the_table_between_two_runs() -> None:
     lo, hi = _extents((0, 24), (25, 49), (50, 74), (76, 100), (101, 125), (126, 150))
     fits = refit_extents(lo, hi, [0.9] * 6, [(0.0, 49.0, True), (75.0, 149.0, True)], W, 0.72 * W)
     assert fits == []
+
+
+def test_refit_extents_drops_a_tile_found_on_the_bare_rack_past_the_row() -> None:
+    # four backs, 0-99 mm, found right, and a weak peak on the table 30 mm past their end (centre
+    # 130 mm), as the localiser finds one at 3840x2160: it goes, and the row's tiles stay
+    row = [(0.0, 24.0), (24.8, 48.8), (49.6, 73.6), (74.4, 98.4)]
+    seen = [(0.0, 99.2, True)]
+    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 4 + [0.4], seen, W, 0.72 * W) == [([4], [])]
+    assert refit_extents(*_extents((-50.0, -26.0), *row), [0.4] + [0.8] * 4, seen, W, 0.72 * W) == [([0], [])]
+    # not where the picture shows tile under it, nor where the row's end is not seen
+    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 5, seen + [(118.0, 142.0, True)], W,
+                         0.72 * W) == []
+    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 5, [(0.0, 99.2, False)], W, 0.72 * W) == []
+    # nor a tile whose centre lies within half a tile of the row's end
+    assert refit_extents(*_extents(*row, (98.0, 122.0)), [0.8] * 5, seen, W, 0.72 * W) == []
