@@ -24,6 +24,9 @@ from companion.table_exposures import exposure_flags
 from companion.table_flags import MJ_SIZE, judged_on_tiles, unreadable_flag
 
 MAX_LOG = 200
+FRAME_HOLDS = ("frame", "picture")
+"""Causes of a hold on a whole frame's reading (most tiles read weakly, or over-exposed), which a
+player's correction of a tile of a displayed Mah Jongg lifts for that display: they have looked at it."""
 Checker = Callable[[TableObservation], TableObservation]
 
 
@@ -52,8 +55,9 @@ class Corrections:
         ``judged``: the live game's checker judges a display (:meth:`companion.live_rules.RackRules.flags`).
         A Mah Jongg display (14 tiles or more) a tile of which the player corrected then loses the
         score and the flags the reader gave its tiles (:func:`companion.table_flags.judged_on_tiles`)
-        and is scored or called in error again on the player's word; those that hold whatever its
-        tiles are (a player's count off, ``count``) stay, and keep it unjudged."""
+        or the frame's reading (:data:`FRAME_HOLDS`), and is scored or called in error again on the
+        player's word; those that hold whatever its tiles are (a player's count off, ``count``)
+        stay, and keep it unjudged."""
         zones = dict(obs.zones)
         for (name, index), (raw, code) in list(self._by_tile.items()):
             z = zones.get(name)
@@ -74,7 +78,7 @@ class Corrections:
                       if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count")
                       and not (f.kind == "wrong_rack" and f.zone in redo)
                       and not (f.zone in changed and f.cause == "check")  # the player's word, not a second reading
-                      and not (f.zone in displays and judged_on_tiles(f)))
+                      and not (f.zone in displays and (judged_on_tiles(f) or f.cause in FRAME_HOLDS)))
         have = {(f.kind, f.zone) for f in flags}
         flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo)
                        if zones[n].uncertain and ("unreadable", n) not in have)

@@ -3,6 +3,8 @@ on their word, or called in error, never called dead by its exposures' pairs; th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from companion.live_game import LiveGame
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.rules.tiles import AMERICAN
@@ -140,3 +142,18 @@ def test_a_scored_display_corrected_to_another_score_is_scored_again_in_its_plac
     assert game.reapply() == []  # scored again, not a new Mah Jongg
     assert [(r["hand"], r["jokerless"], r["rack"]) for r in game.record] == [("ev1", True, "P1-A")]
     assert game.scores["1"] > before
+
+
+def test_a_display_held_for_a_weak_frame_is_scored_once_the_player_confirms_a_tile() -> None:
+    """Most of the frame's tiles read weakly, so nothing in it is judged (cause ``frame``) and the
+    display, read right, is not scored.  The player confirms one of its tiles as read: it is judged
+    on their word and scored; the frame's hold on the other racks stays."""
+    why = "22 of the 44 face-up tiles in view read weakly, so this frame is not judged"
+    hold = tuple(Flag("unreadable", n, f"{n}: {why}", cause="frame") for n in ("P1-A", "P2-A"))
+    game = _game(replace(_table(_display(TEA, {})), flags=hold, mahjong={}))
+    game.correct("P1-A", 0, "F")
+    game.reapply()
+    assert game.last is not None and game.last.mahjong["P1-A"] is not None
+    assert game.last.mahjong["P1-A"]["hand"] == "ev1"
+    assert [(f.zone, f.cause) for f in game.last.flags] == [("P2-A", "frame")]
+    assert [(r["hand"], r["rack"]) for r in game.record] == [("ev1", "P1-A")]
