@@ -10,6 +10,8 @@ runs it before cutting the tiles.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import cv2
 import numpy as np
 import numpy.typing as npt
@@ -79,12 +81,32 @@ def zone_background(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64],
     return np.asarray(np.median(lab.astype(np.float32), axis=0), np.float32)
 
 
+class RowProfile(NamedTuple):
+    """What the picture shows along one rack row (:func:`row_profile`), in mm along the row."""
+
+    extents: list[tuple[float, float, bool]]
+    """Stretches of tile, ``(start, stop, closed)``: closed where table shows at both ends."""
+    table: list[tuple[float, float]]
+    """Stretches of bare table: samples as near the table's colour as the gaps between two
+    exposures (:data:`EXTENT_TABLE`, :data:`EXTENT_NOISE`; in a row too like the table to be
+    measured, :data:`EXTENT_NOISE` alone)."""
+
+
 def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
                 perp: npt.NDArray[np.float64], across: float, lo: npt.NDArray[np.float64],
                 hi: npt.NDArray[np.float64], background: npt.NDArray[np.float32],
                 bounds: tuple[float, float] | None = None) -> list[tuple[float, float, bool]]:
+    """The stretches of tile of :func:`row_profile`."""
+    return row_profile(top, to_top, axis, perp, across, lo, hi, background, bounds).extents
+
+
+def row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
+                perp: npt.NDArray[np.float64], across: float, lo: npt.NDArray[np.float64],
+                hi: npt.NDArray[np.float64], background: npt.NDArray[np.float32],
+                bounds: tuple[float, float] | None = None) -> RowProfile:
     """Stretches along one rack row where the top-down view ``top`` shows tile, not table:
-    ``(start, stop, closed)``, in mm along the row, closed where table shows at both ends.
+    ``(start, stop, closed)``, in mm along the row, closed where table shows at both ends; and
+    the stretches where it shows bare table.
 
     The row is sampled every millimetre from :data:`EXTENT_REACH` tiles before its first
     detection (``lo``/``hi``: each detection's extent along the row) to as many after its last,
@@ -104,13 +126,15 @@ def row_extents(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     if bounds is not None:
         far_first = max(min(bounds), float(lo.min()) - EXTENT_FAR_REACH * w)
         far_last = min(max(bounds), float(hi.max()) + EXTENT_FAR_REACH * w)
-        spans = _stretches(us, dist, lo, hi)
+        spans = _stretches(us, dist, lo, hi)[0]
         if spans and ((spans[0][0] == 0 and far_first < first) or (spans[-1][1] == len(us) and far_last > last)):
             first = min(first, far_first) if spans[0][0] == 0 else first
             last = max(last, far_last) if spans[-1][1] == len(us) else last
             us, dist = _row_profile(top, to_top, axis, perp, across, first, last, background)
-    return [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us))
-            for s, e in _stretches(us, dist, lo, hi)]
+    spans, table = _stretches(us, dist, lo, hi)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], table.astype(np.int8), [0]])))
+    return RowProfile([(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us)) for s, e in spans],
+                      [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5) for s, e in zip(edges[::2], edges[1::2], strict=True)])
 
 
 def _row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
@@ -129,13 +153,14 @@ def _row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], ax
 
 
 def _stretches(us: npt.NDArray[np.float64], dist: npt.NDArray[np.float32], lo: npt.NDArray[np.float64],
-               hi: npt.NDArray[np.float64]) -> list[list[int]]:
-    """The stretches of tile in a row's profile (:func:`row_extents`), as ``[start, stop)``
-    sample indexes; none where the row's tiles are too like the table."""
+               hi: npt.NDArray[np.float64]) -> tuple[list[list[int]], npt.NDArray[np.bool_]]:
+    """The stretches of tile in a row's profile (:func:`row_profile`), as ``[start, stop)``
+    sample indexes (none where the row's tiles are too like the table), and which samples are
+    bare table."""
     covered = ((us[:, None] >= lo[None, :]) & (us[:, None] <= hi[None, :])).any(axis=1)
     contrast = float(np.median(dist[covered])) if covered.any() else 0.0
     if contrast < EXTENT_MIN_CONTRAST:
-        return []
+        return [], dist < EXTENT_NOISE
     tile = dist > EXTENT_TILE * contrast
     table = dist < max(EXTENT_TABLE * contrast, EXTENT_NOISE)
     edges = np.flatnonzero(np.diff(np.concatenate([[0], tile.astype(np.int8), [0]])))
@@ -147,21 +172,22 @@ def _stretches(us: npt.NDArray[np.float64], dist: npt.NDArray[np.float32], lo: n
             merged[-1][1] = e
         else:
             merged.append([s, e])
-    return merged
+    return merged, table
 
 
 def _row_fits(
     lo: npt.NDArray[np.float64], hi: npt.NDArray[np.float64], weight: npt.NDArray[np.float32],
-    extents: list[tuple[float, float, bool]] | None,
+    profile: RowProfile | None,
 ) -> list[tuple[list[int], list[float]]]:
     """One rack row's runs to lay again, as :func:`refit_racks` lays them: ``(the row's tiles,
-    their new centres along the rack)``, from the stretches of tile measured on the picture
-    (``extents``; None: not measured) and, for the tiles those leave, from the boxes' lengths."""
+    their new centres along the rack)``, from the stretches of tile and of table measured on the
+    picture (``profile``; None: not measured) and, for the tiles those leave, from the boxes'
+    lengths."""
     w = TILE_MM[0]
     fits: list[tuple[list[int], list[float]]] = []
-    if extents is not None:
+    if profile is not None:
         fits = refit_extents([float(v) for v in lo], [float(v) for v in hi], [float(v) for v in weight],
-                             extents, w, MIN_PITCH * w)
+                             profile.extents, w, MIN_PITCH * w, table=profile.table)
     done = {i for run, _ in fits for i in run}
     rest = [i for i in range(len(lo)) if i not in done]
     more = refit_runs([float(lo[i]) for i in rest], [float(hi[i]) for i in rest], w, MIN_PITCH * w)
@@ -208,11 +234,11 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
         reach = np.asarray(zone.polygon_mm, np.float64) @ axis
         bounds = (float(reach.min()), float(reach.max()))
         for row in order_rows(seen):
-            extents = None
+            profile = None
             if background is not None and top is not None and to_top is not None:
                 mid = float(np.median(across[row]))
-                extents = row_extents(top, to_top, axis, perp, mid, lo[row], hi[row], background, bounds)
-            for run, placed in _row_fits(lo[row], hi[row], weight[idx[row]], extents):
+                profile = row_profile(top, to_top, axis, perp, mid, lo[row], hi[row], background, bounds)
+            for run, placed in _row_fits(lo[row], hi[row], weight[idx[row]], profile):
                 members = idx[[row[i] for i in run]]
                 keep[members] = False
                 mid = float(np.median(across[[row[i] for i in run]]))

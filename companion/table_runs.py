@@ -88,13 +88,17 @@ stretch of 0.23 tiles with none (1280x720, table 31)."""
 
 BARE_SLACK = 0.5
 """A detection whose centre lies past a rack row's outermost stretch of tile, by this many tile
-widths or more of table, is the bare rack the localiser took for a tile (:func:`refit_extents`)."""
+widths or more of table, is the bare rack the localiser took for a tile (:func:`refit_extents`) ..."""
+BARE_SHARE = 2 / 3
+"""... where this share of its middle half shows bare table (a sample or two of the felt's
+texture can pass the table's bar: 9 mm of 12 on `american-synth`, 2560x1440, table 18)."""
 
 
 def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[float],
                   extents: Sequence[tuple[float, float, bool]], width: float, min_pitch: float,
                   slack: float = EXTENT_SLACK, off: float = EXTENT_OFF, gap: float = SOFT_GAP[0],
-                  joint: float = RUN_JOINT_MM) -> list[tuple[list[int], list[float]]]:
+                  joint: float = RUN_JOINT_MM, table: Sequence[tuple[float, float]] = ()
+                  ) -> list[tuple[list[int], list[float]]]:
     """Touching runs of one rack row counted from their extents as the picture shows them.
 
     ``lo``/``hi``/``weight``: each of the row's detections' extent along it (mm) and how sure the
@@ -111,7 +115,8 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
     into by a quarter (a seam or a dark face taken for table), is not trusted.  A detection
     centred in a gap of table too narrow for a tile, between two stretches that each hold a
     detection's centre and measure a whole number of tiles, one or more (:data:`PHANTOM_SLACK`),
-    is a phantom between two runs, and goes.
+    is a phantom between two runs, and goes; so does one on the bare rack past the row's ends
+    (``table``: where the picture shows bare table along the row, :func:`_bare`).
     Returns ``(indexes of the stretch's detections, centres of the n tiles laid evenly over it)``
     for each stretch laid again, and ``([index], [])`` for each phantom.
     """
@@ -124,7 +129,7 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
               if b[0] - a[1] < 0.9 * width and whole[k] and whole[k + 1]]
     out: list[tuple[list[int], list[float]]] = [([i], []) for i, c in enumerate(centres)
                                                 if any(a < c < b for a, b in narrow)]
-    out += _bare(centres, ordered, whole, width)
+    out += _bare(centres, ordered, whole, width, table)
     for (start, stop, closed), x in zip(ordered, counts, strict=True):
         members = [i for i, c in enumerate(centres) if start <= c <= stop]
         n = max(1, round(x))
@@ -148,15 +153,22 @@ def refit_extents(lo: Sequence[float], hi: Sequence[float], weight: Sequence[flo
 
 
 def _bare(centres: Sequence[float], ordered: Sequence[tuple[float, float, bool]], whole: Sequence[bool],
-          width: float, slack: float = BARE_SLACK) -> list[tuple[list[int], list[float]]]:
-    """Phantoms past a row's ends: each detection centred ``slack`` tile widths or more out on the
-    table beyond the row's first or last stretch of tile, where that stretch is closed and holds
-    a whole number of tiles with a detection (``whole``).  In 2560x1440 and 3840x2160 frames the
-    localiser finds a weak peak on the bare rack past a row of backs, read as one more back
-    (sixty-second session, docs/table.md, "A back on the bare rack past its row")."""
+          width: float, table: Sequence[tuple[float, float]],
+          slack: float = BARE_SLACK) -> list[tuple[list[int], list[float]]]:
+    """Phantoms on the bare rack: each detection whose middle half lies on bare ``table`` (mm
+    along the row; :data:`BARE_SHARE` of it), centred ``slack`` tile widths or more beyond the
+    row's first or last stretch of tile, where that stretch is closed and holds a whole number of
+    tiles with a detection (``whole``); or a row's only detection, where the row shows no tile at
+    all.  In 2560x1440 and 3840x2160 frames the localiser finds a weak peak on the bare rack past
+    a row of backs, read as one more back (sixty-second session, docs/table.md, "A back on the
+    bare rack past its row")."""
+    def bare(c: float) -> bool:  # the share of the middle half of a tile at c on table
+        lo, hi = c - width / 4, c + width / 4
+        return sum(max(0.0, min(hi, b) - max(lo, a)) for a, b in table) >= BARE_SHARE * (hi - lo)
+
     if not ordered:
-        return []
+        return [([0], [])] if len(centres) == 1 and bare(centres[0]) else []
     (first, _, shut0), (_, last, shut1) = ordered[0], ordered[-1]
     return [([i], []) for i, c in enumerate(centres)
-            if (c < first - slack * width and shut0 and whole[0])
-            or (c > last + slack * width and shut1 and whole[-1])]
+            if bare(c) and ((c < first - slack * width and shut0 and whole[0])
+                            or (c > last + slack * width and shut1 and whole[-1]))]

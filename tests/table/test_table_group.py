@@ -271,6 +271,13 @@ def test_refit_racks_counts_a_run_from_the_picture() -> None:
     along = sorted(float((q.mean(axis=0) - centre) @ axis) for q in out)
     assert along == pytest.approx([-100.0 + 12.0 + 24.8 * k for k in range(8)], abs=2.0)
 
+    # four backs and a box on the bare felt 30 mm past them: it goes; a back standing there is kept
+    four = [quad(-50.0 + 24.8 * k, -26.0 + 24.8 * k) for k in range(4)] + [quad(79.2, 103.2)]
+    top, to_table = _top_down_row([(-50.0, 49.2)], face=(40, 120, 240))
+    assert len(refit_racks(SIAMESE_LAYOUT, np.stack(four), np.full(5, 0.5, np.float32), top, to_table)[0]) == 4
+    top, to_table = _top_down_row([(-50.0, 49.2), (79.2, 103.2)], face=(40, 120, 240))
+    assert len(refit_racks(SIAMESE_LAYOUT, np.stack(four), np.full(5, 0.5, np.float32), top, to_table)[0]) == 5
+
 
 def test_refit_racks_lays_a_miscounted_run_again_on_its_rack() -> None:
     from companion.table_extents import refit_racks

@@ -124,12 +124,24 @@ def test_refit_extents_drops_a_tile_found_on_the_bare_rack_past_the_row() -> Non
     # four backs, 0-99 mm, found right, and a weak peak on the table 30 mm past their end (centre
     # 130 mm), as the localiser finds one at 3840x2160: it goes, and the row's tiles stay
     row = [(0.0, 24.0), (24.8, 48.8), (49.6, 73.6), (74.4, 98.4)]
-    seen = [(0.0, 99.2, True)]
-    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 4 + [0.4], seen, W, 0.72 * W) == [([4], [])]
-    assert refit_extents(*_extents((-50.0, -26.0), *row), [0.4] + [0.8] * 4, seen, W, 0.72 * W) == [([0], [])]
-    # not where the picture shows tile under it, nor where the row's end is not seen
-    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 5, seen + [(118.0, 142.0, True)], W,
-                         0.72 * W) == []
-    assert refit_extents(*_extents(*row, (118.0, 142.0)), [0.8] * 5, [(0.0, 99.2, False)], W, 0.72 * W) == []
+    seen, bare = [(0.0, 99.2, True)], [(-60.0, -1.0), (100.5, 190.0)]
+    phantom = _extents(*row, (118.0, 142.0))
+    assert refit_extents(*phantom, [0.8] * 4 + [0.4], seen, W, 0.72 * W, table=bare) == [([4], [])]
+    assert refit_extents(*_extents((-50.0, -26.0), *row), [0.4] + [0.8] * 4, seen, W, 0.72 * W,
+                         table=bare) == [([0], [])]
+    # not where the picture shows tile under it, nor a colour between tile and table (a green back
+    # on green felt), nor where the row's end is not seen
+    assert refit_extents(*phantom, [0.8] * 5, seen + [(118.0, 142.0, True)], W, 0.72 * W,
+                         table=[(-60.0, -1.0), (100.5, 117.0)]) == []
+    assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=[(-60.0, -1.0), (100.5, 120.0)]) == []
+    # the felt's texture passing the table's bar here and there: two thirds of the middle half will do
+    speckled = [(100.5, 127.0), (129.0, 133.0), (134.0, 190.0)]  # 9 of 124-136 mm
+    assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=speckled) == [([4], [])]
+    assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=[(100.5, 127.0), (131.0, 190.0)]) == [([4], [])]
+    assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=[(100.5, 126.0), (132.0, 190.0)]) == []
+    assert refit_extents(*phantom, [0.8] * 5, [(0.0, 99.2, False)], W, 0.72 * W, table=bare) == []
     # nor a tile whose centre lies within half a tile of the row's end
-    assert refit_extents(*_extents(*row, (98.0, 122.0)), [0.8] * 5, seen, W, 0.72 * W) == []
+    assert refit_extents(*_extents(*row, (98.0, 122.0)), [0.8] * 5, seen, W, 0.72 * W, table=bare) == []
+    # a row's only detection, on a row that shows no tile but table under it: the bare rack too
+    assert refit_extents([118.0], [142.0], [0.4], [], W, 0.72 * W, table=[(90.0, 170.0)]) == [([0], [])]
+    assert refit_extents([118.0], [142.0], [0.4], [], W, 0.72 * W, table=[]) == []
