@@ -86,7 +86,7 @@ holding a detection) part two runs for sure: a detection between them is a phant
 splits a tile into stretches of 2.5 and 0.4 (1920x1080, table 13), a light face's end shows as a
 stretch of 0.23 tiles with none (1280x720, table 31)."""
 
-BARE_SLACK = 0.5
+BARE_SLACK = 0.25
 """A detection whose centre lies past a rack row's outermost stretch of tile, by this many tile
 widths or more of table, is the bare rack the localiser took for a tile (:func:`refit_extents`) ..."""
 BARE_SHARE = 2 / 3

@@ -140,8 +140,10 @@ def test_refit_extents_drops_a_tile_found_on_the_bare_rack_past_the_row() -> Non
     assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=[(100.5, 127.0), (131.0, 190.0)]) == [([4], [])]
     assert refit_extents(*phantom, [0.8] * 5, seen, W, 0.72 * W, table=[(100.5, 126.0), (132.0, 190.0)]) == []
     assert refit_extents(*phantom, [0.8] * 5, [(0.0, 99.2, False)], W, 0.72 * W, table=bare) == []
-    # nor a tile whose centre lies within half a tile of the row's end
-    assert refit_extents(*_extents(*row, (98.0, 122.0)), [0.8] * 5, seen, W, 0.72 * W, table=bare) == []
+    # a peak on the felt overlapping the row's end tile (3840x2160, table 9: its centre 8 mm past
+    # the row's measured end) goes too; not one centred within a quarter tile of that end
+    assert refit_extents(*_extents(*row, (95.2, 119.2)), [0.8] * 5, seen, W, 0.72 * W, table=bare) == [([4], [])]
+    assert refit_extents(*_extents(*row, (93.0, 117.0)), [0.8] * 5, seen, W, 0.72 * W, table=bare) == []
     # a row's only detection, on a row that shows no tile but table under it: the bare rack too
     assert refit_extents([118.0], [142.0], [0.4], [], W, 0.72 * W, table=[(90.0, 170.0)]) == [([0], [])]
     assert refit_extents([118.0], [142.0], [0.4], [], W, 0.72 * W, table=[]) == []
