@@ -122,24 +122,24 @@ def row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
     """
     w = TILE_MM[0]
     first, last = float(lo.min()) - EXTENT_REACH * w, float(hi.max()) + EXTENT_REACH * w
-    us, dist = _row_profile(top, to_top, axis, perp, across, first, last, background)
+    us, dist = _sample_row(top, to_top, axis, perp, across, first, last, background)
+    spans, table = _stretches(us, dist, lo, hi)
     if bounds is not None:
         far_first = max(min(bounds), float(lo.min()) - EXTENT_FAR_REACH * w)
         far_last = min(max(bounds), float(hi.max()) + EXTENT_FAR_REACH * w)
-        spans = _stretches(us, dist, lo, hi)[0]
         if spans and ((spans[0][0] == 0 and far_first < first) or (spans[-1][1] == len(us) and far_last > last)):
             first = min(first, far_first) if spans[0][0] == 0 else first
             last = max(last, far_last) if spans[-1][1] == len(us) else last
-            us, dist = _row_profile(top, to_top, axis, perp, across, first, last, background)
-    spans, table = _stretches(us, dist, lo, hi)
+            us, dist = _sample_row(top, to_top, axis, perp, across, first, last, background)
+            spans, table = _stretches(us, dist, lo, hi)
     edges = np.flatnonzero(np.diff(np.concatenate([[0], table.astype(np.int8), [0]])))
     return RowProfile([(float(us[s]) - 0.5, float(us[e - 1]) + 0.5, s > 0 and e < len(us)) for s, e in spans],
                       [(float(us[s]) - 0.5, float(us[e - 1]) + 0.5) for s, e in zip(edges[::2], edges[1::2], strict=True)])
 
 
-def _row_profile(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
-                 perp: npt.NDArray[np.float64], across: float, first: float, last: float,
-                 background: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
+def _sample_row(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
+                perp: npt.NDArray[np.float64], across: float, first: float, last: float,
+                background: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float32]]:
     """A rack row sampled every millimetre along it from ``first`` to ``last`` (mm), across its
     middle: the places and each one's CIELAB distance from the table's colour ``background``."""
     h = TILE_MM[1]
