@@ -56,8 +56,8 @@ class Corrections:
         A Mah Jongg display (14 tiles or more) a tile of which the player corrected then loses the
         score and the flags the reader gave its tiles (:func:`companion.table_flags.judged_on_tiles`)
         or the frame's reading (:data:`FRAME_HOLDS`), and is scored or called in error again on the
-        player's word; those that hold whatever its tiles are (a player's count off, ``count``)
-        stay, and keep it unjudged."""
+        player's word; a player's count off (``count``) stays, and withholds a call in error
+        (:meth:`companion.live_rules.RackRules.flags`)."""
         zones = dict(obs.zones)
         for (name, index), (raw, code) in list(self._by_tile.items()):
             z = zones.get(name)

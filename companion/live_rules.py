@@ -74,7 +74,10 @@ class RackRules:
         """``obs`` with a ``wrong_rack`` flag added for every rack whose exposures are dead, and every
         Mah Jongg display not judged yet (no score, and no flag on its tiles: one a player corrected,
         :meth:`companion.live_game.Corrections.apply`) judged as the table reader judges one
-        (:func:`companion.table_flags.rack_flags` under ``variant``): scored, or called in error."""
+        (:func:`companion.table_flags.rack_flags` under ``variant``): scored, or called in error.
+        A display its player's count holds (cause ``count``, :func:`companion.table_guards.guard_dead_calls`)
+        is scored, as the reader scores one, but not called in error: a missed or phantom tile there
+        changes a group."""
         extra: list[Flag] = []
         mahjong: dict[str, dict[str, object] | None] = dict(obs.mahjong)
         have = {(f.kind, f.zone) for f in obs.flags}
@@ -82,9 +85,11 @@ class RackRules:
             if z.kind != "rack" or not z.exposures or obs.mahjong.get(name):
                 continue
             if len(z.tiles) >= MJ_SIZE:  # a display is judged as a Mah Jongg, not by its exposures
-                if not any(f.zone == name and (f.kind == "unreadable" or judged_on_tiles(f)) for f in obs.flags):
+                holds = {f.cause for f in obs.flags if f.zone == name and (f.kind == "unreadable" or judged_on_tiles(f))}
+                if holds <= {"count"}:
                     judged, entry, _ = rack_flags(z, self.context(variant))
-                    extra += judged
+                    # a player's count off withholds a call in error, not a score (as guard_dead_calls)
+                    extra += [f for f in judged if not (holds and f.kind == "wrong_rack")]
                     mahjong[name] = entry
                 continue
             if z.uncertain or ("unreadable", name) in have:

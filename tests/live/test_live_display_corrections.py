@@ -116,9 +116,12 @@ def test_a_display_left_for_weak_jokers_is_scored_when_the_player_makes_them_flo
     assert _kinds(confirmed) == ["joker", "wrong_rack"]  # a joker pair, and no hand
 
 
-def test_a_display_held_for_its_players_count_stays_unjudged_after_a_restart() -> None:
-    """A player's count off holds the display whatever its tiles (cause ``count``): a correction
-    does not judge it, and the hold's cause survives the game being saved and loaded."""
+def test_a_display_held_for_its_players_count_is_scored_but_never_called_in_error() -> None:
+    """A player's count off (cause ``count``) withholds a Mah Jongg-in-error call, as the table
+    reader withholds it (a missed or phantom tile changes a group), but not a score: put right,
+    the display is scored on the player's word, as the reader scores one read right under such a
+    hold; confirmed as read, it makes no hand and is left unjudged.  The hold stays, and its cause
+    survives the game being saved and loaded."""
     read = (TEA[0], ("2B", "3B"), *TEA[2:])
     hold = (Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 31 tiles", cause="count"),)
     game = _game(_table(_display(read, {4: 0.6}), hold))
@@ -127,7 +130,13 @@ def test_a_display_held_for_its_players_count_stays_unjudged_after_a_restart() -
         g.correct("P1-A", 4, "2B")
         g.reapply()
         assert g.last is not None and [(f.kind, f.cause) for f in g.last.flags] == [("unreadable", "count")]
-        assert not g.last.mahjong.get("P1-A") and g.record == []
+        assert g.last.mahjong["P1-A"] is not None and g.last.mahjong["P1-A"]["hand"] == "ev1"
+        assert [(r["hand"], r["rack"]) for r in g.record] == [("ev1", "P1-A")]
+    as_read = _game(_table(_display(read, {4: 0.6}), hold))
+    as_read.correct("P1-A", 4, "3B")
+    as_read.reapply()
+    assert as_read.last is not None and [(f.kind, f.cause) for f in as_read.last.flags] == [("unreadable", "count")]
+    assert not as_read.last.mahjong.get("P1-A") and as_read.record == []
 
 
 def test_a_scored_display_corrected_to_another_score_is_scored_again_in_its_place() -> None:
