@@ -14,124 +14,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from companion.live_corrections import Corrections, ZoneEdit
 from companion.live_events import GameEvent, diff
 from companion.live_score import DEAD_KINDS, mahjong_record, score
 from companion.rules.tiles import validate_code
 from companion.rules.variants import get_variant
 from companion.table import Flag, TableObservation, ZoneReading
-from companion.table_decode import WILD
-from companion.table_exposures import exposure_flags
-from companion.table_flags import MJ_SIZE, judged_on_tiles, unreadable_flag
 
 MAX_LOG = 200
-FRAME_HOLDS = ("frame", "picture")
-"""Causes of a hold on a whole frame's reading (most tiles read weakly, or over-exposed), which a
-player's correction of a tile of a displayed Mah Jongg lifts for that display: they have looked at it."""
 Checker = Callable[[TableObservation], TableObservation]
-
-
-class Corrections:
-    """Per-tile corrections keyed by (zone, index), kept while the raw reading there is unchanged."""
-
-    def __init__(self) -> None:
-        self._by_tile: dict[tuple[str, int], tuple[str, str]] = {}
-
-    def set(self, zone: str, index: int, raw: str, code: str) -> None:
-        self._by_tile[(zone, index)] = (raw, validate_code(code))
-
-    def clear(self) -> None:
-        self._by_tile.clear()
-
-    def __len__(self) -> int:
-        return len(self._by_tile)
-
-    def corrected(self, zone: str, index: int) -> str | None:
-        hit = self._by_tile.get((zone, index))
-        return hit[1] if hit else None
-
-    def apply(self, obs: TableObservation, chows: bool = False, judged: bool = False) -> TableObservation:
-        """``obs`` with the player's corrections; ``chows``: the variant's (WP / Chinese) exposure rules.
-
-        ``judged``: the live game's checker judges a display (:meth:`companion.live_rules.RackRules.flags`).
-        A Mah Jongg display (14 tiles or more) a tile of which the player corrected then loses the
-        score and the flags the reader gave its tiles (:func:`companion.table_flags.judged_on_tiles`)
-        or the frame's reading (:data:`FRAME_HOLDS`), and is scored or called in error again on the
-        player's word; a player's count off (``count``) stays, and withholds a call in error
-        (:meth:`companion.live_rules.RackRules.flags`)."""
-        zones = dict(obs.zones)
-        for (name, index), (raw, code) in list(self._by_tile.items()):
-            z = zones.get(name)
-            if z is None or index >= len(z.tiles) or z.tiles[index] != raw:
-                del self._by_tile[(name, index)]  # the tile moved: forget its correction
-                continue
-            zones[name] = _replace_tile(z, index, code)
-        changed = {n for n, z in zones.items() if z is not obs.zones[n]}
-        displays = {n for n in changed if judged and len(zones[n].tiles) >= MJ_SIZE}
-        # a rack whose every uncertain tile was corrected by the player can be judged again (not
-        # while the player's tile count is off: a correction does not find a missed tile)
-        cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
-        # a dead call the reader made on every plausible reading of a doubtful rack is void once
-        # the player has corrected a tile of it: the rules judge the corrected rack again, and
-        # one still holding uncertain tiles is left unjudged
-        redo = {n for n in changed - displays if obs.zones[n].uncertain}
-        flags = tuple(f for f in obs.flags
-                      if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count")
-                      and not (f.kind == "wrong_rack" and f.zone in redo)
-                      and not (f.zone in changed and f.cause == "check")  # the player's word, not a second reading
-                      and not (f.zone in displays and (judged_on_tiles(f) or f.cause in FRAME_HOLDS)))
-        have = {(f.kind, f.zone) for f in flags}
-        flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo)
-                       if zones[n].uncertain and ("unreadable", n) not in have)
-        # a rack not judged for its weakly read jokers is judged again on the player's word for its
-        # tiles (a joker confirmed reads 1.0; a flower put right is no joker)
-        jokers = {f.zone for f in obs.flags if f.cause == "joker" and f.zone in changed
-                  and len(zones[f.zone].tiles) < MJ_SIZE}
-        flags = tuple(f for f in flags if not (f.cause == "joker" and f.zone in jokers))
-        flags += tuple(f for n in sorted(jokers) for f in exposure_flags(zones[n], chows) if f not in flags)
-        mahjong = {n: e for n, e in obs.mahjong.items() if n not in displays}
-        return replace(obs, zones=zones, flags=flags, mahjong=mahjong)
-
-    def to_json(self) -> list[list[Any]]:
-        return [[z, i, raw, code] for (z, i), (raw, code) in self._by_tile.items()]
-
-    def load(self, items: list[list[Any]]) -> None:
-        for z, i, raw, code in items:
-            self._by_tile[(str(z), int(i))] = (str(raw), str(code))
-
-
-def _replace_tile(z: ZoneReading, index: int, code: str) -> ZoneReading:
-    tiles = list(z.tiles)
-    tiles[index] = code
-    exposures = z.exposures
-    if sum(len(e) for e in exposures) == len(tiles) and tuple(t for e in exposures for t in e) == z.tiles:
-        out, pos = [], 0
-        for e in exposures:
-            out.append(tuple(tiles[pos:pos + len(e)]))
-            pos += len(e)
-        exposures = tuple(out)
-    uncertain = tuple(i for i in z.uncertain if i != index)  # the player's word is certain
-    confidence = tuple(1.0 if i == index else c for i, c in enumerate(z.confidence))
-    own = tuple(1.0 if i == index else c for i, c in enumerate(z.own_confidence))
-    # the plausible readings left are those that read the corrected tile as the player said; where
-    # none names that code, those that held it as any other tile (WILD), with the code put in
-    flat = [tuple(t for e in r for t in e) for r in z.readings]
-    fits = [len(f) == len(tiles) for f in flat]
-    named = {f[index] for f, ok in zip(flat, fits, strict=True) if ok}
-    readings = tuple(r for r, f, ok in zip(z.readings, flat, fits, strict=True) if ok and f[index] == code)
-    if code not in named and WILD in named:
-        readings = tuple(_put(r, index, code) for r, f, ok in zip(z.readings, flat, fits, strict=True)
-                         if ok and f[index] == WILD)
-    return replace(z, tiles=tuple(tiles), exposures=exposures, uncertain=uncertain, confidence=confidence,
-                   readings=readings, own_confidence=own)
-
-
-def _put(exposures: tuple[tuple[str, ...], ...], index: int, code: str) -> tuple[tuple[str, ...], ...]:
-    """``exposures`` with the tile at ``index`` (counted across them) made ``code``."""
-    out, pos = [], 0
-    for e in exposures:
-        out.append(tuple(code if pos + k == index else t for k, t in enumerate(e)))
-        pos += len(e)
-    return tuple(out)
 
 
 class LiveGame:
@@ -191,7 +82,7 @@ class LiveGame:
         return replace(ev, player=who, message=ev.message.replace("a player", f"player {who}", 1))
 
     def _checked(self, obs: TableObservation) -> TableObservation:
-        corrected = self.corrections.apply(obs, chows=get_variant(self.variant).chows, judged=self.checker is not None)
+        corrected = self.corrections.apply(obs, get_variant(self.variant), judged=self.checker is not None)
         return self.checker(corrected) if self.checker is not None else corrected
 
     def reapply(self) -> list[GameEvent]:
@@ -281,14 +172,72 @@ class LiveGame:
         self.record.append({"type": "dead", "player": str(z.player), "rack": zone})
         self._rescore()
 
-    def correct(self, zone: str, index: int, code: str) -> None:
-        """Correct tile ``index`` of ``zone`` (as read now) to ``code``; raises ValueError/KeyError."""
+    def _edit(self, zone: str) -> tuple[tuple[str, ...], ZoneEdit]:
+        """The zone's tiles as the camera reads them now, and the player's edit of them."""
         if self.raw is None or zone not in self.raw.zones:
             raise KeyError(f"no zone {zone!r} in the current reading")
         tiles = self.raw.zones[zone].tiles
-        if not 0 <= index < len(tiles):
+        return tiles, self.corrections.edit_of(zone, tiles)
+
+    def _origin(self, zone: str, index: int) -> tuple[tuple[str, ...], ZoneEdit, tuple[bool, int]]:
+        tiles, edit = self._edit(zone)
+        origins = edit.origins()
+        if not 0 <= index < len(origins):
             raise KeyError(f"zone {zone!r} has no tile {index}")
-        self.corrections.set(zone, index, tiles[index], code)
+        return tiles, edit, origins[index]
+
+    def correct(self, zone: str, index: int, code: str) -> None:
+        """Correct tile ``index`` of ``zone`` (as shown now, the player's edits in) to ``code``;
+        raises ValueError/KeyError."""
+        tiles, edit, (added, i) = self._origin(zone, index)
+        if added:
+            put = tuple((a, validate_code(code)) if k == i else (a, c) for k, (a, c) in enumerate(edit.added))
+            self.corrections.edit(zone, replace(edit, added=put))
+        else:
+            self.corrections.set(zone, i, tiles[i], code)
+
+    def add_tile(self, zone: str, index: int, code: str) -> None:
+        """A tile ``code`` the camera missed, just after tile ``index`` of ``zone`` as shown now (-1:
+        before the first; in an empty zone, its first tile), in that tile's exposure."""
+        _, edit = self._edit(zone)
+        origins = edit.origins()
+        if not -1 <= index < len(origins):
+            raise KeyError(f"zone {zone!r} has no tile {index}")
+        after, count = -1, 0  # the camera's tile it follows, and how many added tiles lie between
+        for mine, i in origins[:index + 1]:
+            after, count = (after, count + 1) if mine else (i, 0)
+        same = [k for k, (a, _) in enumerate(edit.added) if a == after]
+        added = list(edit.added)
+        added.insert(same[count] if count < len(same) else len(added), (after, validate_code(code)))
+        self.corrections.edit(zone, replace(edit, added=tuple(added)))
+
+    def remove_tile(self, zone: str, index: int) -> None:
+        """Tile ``index`` of ``zone`` as shown now is no tile (a phantom), or, one the player added, is
+        taken back."""
+        _, edit, (added, i) = self._origin(zone, index)
+        if added:
+            self.corrections.edit(zone, replace(edit, added=edit.added[:i] + edit.added[i + 1:]))
+        else:
+            self.corrections.edit(zone, replace(edit, removed=edit.removed | {i}))
+
+    def act(self, action: str, zone: str, index: int, code: str = "") -> None:
+        """The dashboard's corrections by name: ``correct``, ``add`` (after ``index``), ``remove``
+        or ``restore`` (:meth:`correct`, :meth:`add_tile`, :meth:`remove_tile`, :meth:`restore`)."""
+        if action == "correct":
+            self.correct(zone, index, code)
+        elif action == "add":
+            self.add_tile(zone, index, code)
+        elif action == "remove":
+            self.remove_tile(zone, index)
+        elif action == "restore":
+            self.restore(zone)
+        else:
+            raise ValueError(f"unknown correction {action!r}: expected correct, add, remove or restore")
+
+    def restore(self, zone: str) -> None:
+        """Forget the player's tiles added to and taken out of ``zone``: the camera's tiles again."""
+        tiles, _ = self._edit(zone)
+        self.corrections.edit(zone, ZoneEdit(tiles))
 
     # view ---------------------------------------------------------------------------------
     def _rack_status(self, name: str) -> str:
@@ -299,14 +248,17 @@ class LiveGame:
         return "dead" if dead else "alive"
 
     def _zone_view(self, name: str, z: ZoneReading) -> dict[str, Any]:
-        raw = self.raw.zones.get(name) if self.raw else None
+        raw = self.raw.zones[name].tiles if self.raw and name in self.raw.zones else z.tiles
+        edit = self.corrections.edit_of(name, raw)
+        origins = edit.origins() if len(edit.origins()) == len(z.tiles) else [(False, i) for i in range(len(z.tiles))]
         tiles = []
-        for i, code in enumerate(z.tiles):
-            raw_code = raw.tiles[i] if raw and i < len(raw.tiles) else code
-            tiles.append({"index": i, "code": code, "raw": raw_code,
+        for i, (code, (added, at)) in enumerate(zip(z.tiles, origins, strict=True)):
+            raw_code = None if added else raw[at] if at < len(raw) else code
+            tiles.append({"index": i, "code": code, "raw": raw_code, "added": added,
                           "corrected": code != raw_code, "uncertain": i in z.uncertain})
         return {"zone": name, "kind": z.kind, "player": z.player, "hand": z.hand, "tiles": tiles,
-                "exposures": [list(e) for e in z.exposures], "face_down": z.face_down}
+                "exposures": [list(e) for e in z.exposures], "face_down": z.face_down,
+                "removed": [raw[i] for i in sorted(edit.removed) if i < len(raw)]}
 
     def view(self) -> dict[str, Any]:
         zones = self.last.zones if self.last else {}

@@ -27,7 +27,7 @@ def test_correction_is_applied_and_forgotten_when_the_tile_moves() -> None:
     assert g.last.zones["P1-A"].exposures == (("N", "N", "N"),)
     assert [e.kind for e in g.log] == ["exposure"]  # a correction makes up no table event
     view = g.view()["racks"][0]["tiles"][2]
-    assert view == {"index": 2, "code": "N", "raw": "W", "corrected": True, "uncertain": False}
+    assert view == {"index": 2, "code": "N", "raw": "W", "added": False, "corrected": True, "uncertain": False}
     g.observe(obs(("N", "N", "S")))  # a different tile now lies there
     assert g.last.zones["P1-A"].tiles == ("N", "N", "S") and len(g.corrections) == 0
 
