@@ -263,9 +263,9 @@ class Live:
         return buf.tobytes() if ok else b""
 
     # user actions -------------------------------------------------------------------------
-    def correct(self, zone: str, index: int, code: str) -> None:
+    def correct(self, zone: str, index: int, code: str, action: str = "correct") -> None:
         with self._lock:
-            self.game.correct(zone, index, code)
+            self.game.act(action, zone, index, code)  # companion.live_game.LiveGame.act
             self._record(self.game.reapply())  # a Mah Jongg scored on the player's word is logged
             self.store.save_state(self.game_id, self.game.to_json(), self.game.scores)
         self.publish()

@@ -89,18 +89,23 @@ def snapshot() -> Response:
 
 @bp.post("/api/correct")
 def correct() -> Response:
+    """A tile put right (``code``), a tile the camera missed added after tile ``index``
+    (``action: "add"``, ``index`` -1 for first), a tile that is none taken out (``"remove"``), or
+    the rack's tiles as the camera read them again (``"restore"``)."""
     body = _json_body()
+    action = str(body.get("action", "correct"))
     try:
-        zone, index, code = str(body["zone"]), int(body["index"]), str(body["code"])
+        zone, index = str(body["zone"]), int(body.get("index", -1) if action == "restore" else body["index"])
+        code = str(body["code"]) if action in ("correct", "add") else ""
     except (KeyError, TypeError, ValueError):
-        abort(400, description="expected {zone, index, code}")
+        abort(400, description="expected {zone, index, code} (and an action: correct, add, remove or restore)")
     try:
-        _live().correct(zone, index, code)
+        _live().correct(zone, index, code, action)
     except KeyError as exc:
         abort(404, description=str(exc.args[0]))
     except ValueError as exc:
         abort(400, description=str(exc))
-    return jsonify(ok=True, zone=zone, index=index, code=code.strip().upper())
+    return jsonify(ok=True, action=action, zone=zone, index=index, code=code.strip().upper())
 
 
 @bp.post("/api/flags/<int:flag_id>")

@@ -60,11 +60,29 @@ def test_correction_changes_the_reading(client: FlaskClient) -> None:
     assert tile["code"] == "E" and tile["raw"] == "W" and tile["corrected"]
 
 
+def test_a_tile_added_and_one_taken_out_then_the_camera_s_tiles_restored(client: FlaskClient) -> None:
+    def tiles() -> list[dict]:
+        return client.get("/api/state").get_json()["discards"][0]["tiles"]
+
+    seen = [t["code"] for t in tiles()]
+    assert client.post("/api/correct", json={"zone": "discards", "index": 0, "code": "n", "action": "add"}).status_code == 200
+    assert [(t["code"], t["added"]) for t in tiles()[:2]] == [(seen[0], False), ("N", True)]
+    assert client.post("/api/correct", json={"zone": "discards", "index": 2, "action": "remove"}).status_code == 200
+    assert [t["code"] for t in tiles()] == [seen[0], "N", *seen[2:]]
+    assert client.get("/api/state").get_json()["discards"][0]["removed"] == [seen[1]]
+    assert client.post("/api/correct", json={"zone": "discards", "action": "restore"}).status_code == 200
+    assert [t["code"] for t in tiles()] == seen
+
+
 @pytest.mark.parametrize(("body", "status", "words"), [
     ({"zone": "discards", "index": 0, "code": "ZZ"}, 400, "ZZ"),
     ({"zone": "nowhere", "index": 0, "code": "N"}, 404, "nowhere"),
     ({"zone": "discards", "index": 99, "code": "N"}, 404, "99"),
     ({"zone": "discards"}, 400, "expected"),
+    ({"zone": "discards", "index": 0, "code": "N", "action": "swap"}, 400, "swap"),
+    ({"zone": "discards", "index": 0, "action": "add"}, 400, "expected"),
+    ({"zone": "discards", "index": 0, "code": "ZZ", "action": "add"}, 400, "ZZ"),
+    ({"zone": "discards", "index": 99, "action": "remove"}, 404, "99"),
 ])
 def test_bad_corrections_are_4xx(client: FlaskClient, body: dict, status: int, words: str) -> None:
     r = client.post("/api/correct", json=body)

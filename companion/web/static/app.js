@@ -20,8 +20,8 @@ function tileImg(code) {
 }
 
 function tileHtml(zone, t) {
-  const cls = ["tile", tileSuit(t.code), t.corrected ? "corrected" : "", t.uncertain ? "uncertain" : ""].join(" ");
-  const title = t.corrected ? `read as ${t.raw}, corrected` : "click to correct";
+  const cls = ["tile", tileSuit(t.code), t.corrected ? "corrected" : "", t.added ? "added" : "", t.uncertain ? "uncertain" : ""].join(" ");
+  const title = t.added ? "added by you: click to change or take back" : t.corrected ? `read as ${t.raw}, corrected` : "click to correct";
   return `<button class="${cls}" data-zone="${esc(zone)}" data-index="${t.index}" data-code="${esc(t.code)}" title="${title}">${tileImg(t.code)}<span>${esc(t.code)}</span></button>`;
 }
 
@@ -43,13 +43,20 @@ function mahjongLine(mj) {
   return `<p class="mj">Mah Jongg: <b>${esc(mj.hand)}</b>, ${esc(String(mj.value))} points${mj.jokerless ? " (jokerless)" : ""}${weak}</p>`;
 }
 
+function editsLine(r) {
+  const added = r.tiles.filter((t) => t.added).length, removed = r.removed || [];
+  if (!added && !removed.length) return "";
+  const parts = [added ? `added ${added} tile(s)` : "", removed.length ? `took out ${removed.map(esc).join(" ")}` : ""].filter(Boolean);
+  return `<p class="small edits">You ${parts.join(" and ")}. <button class="restore" data-zone="${esc(r.zone)}">Restore the camera's tiles</button></p>`;
+}
+
 function renderRacks(s) {
   $("racks").innerHTML = s.racks.map((r) => {
     const viable = r.viable ? `<details><summary>${r.viable.length} card hands still possible</summary><ul>${r.viable.map((h) => `<li>${esc(h.name || h.hand)}${h.missing !== undefined ? ` <span class="small">(${h.missing} missing)</span>` : ""}</li>`).join("")}</ul></details>` : "";
     return `<article class="card rack ${r.status}" data-zone="${esc(r.zone)}">
       <h3>${esc(r.zone)} ${r.player != null ? `<span class="small">player ${r.player}</span>` : ""} <span class="badge ${r.status}">${r.status}</span></h3>
-      <div class="tiles">${zoneTiles(r) || '<span class="small">no exposures</span>'}</div>
-      ${mahjongLine(r.mahjong)}${r.face_down ? `<p class="small">${r.face_down} face down</p>` : ""}${viable}</article>`;
+      <div class="tiles">${zoneTiles(r) || '<span class="small">no exposures</span>'}<button class="add-tile" data-zone="${esc(r.zone)}" data-index="${r.tiles.length - 1}" title="add a tile the camera missed">+ tile</button></div>
+      ${editsLine(r)}${mahjongLine(r.mahjong)}${r.face_down ? `<p class="small">${r.face_down} face down</p>` : ""}${viable}</article>`;
   }).join("");
   $("discards").innerHTML = s.discards.map((d) => `<div><b>${esc(d.zone)}</b> <span class="tiles">${d.tiles.map((t) => tileHtml(d.zone, t)).join("")}</span></div>`).join("") || '<span class="small">none yet</span>';
 }
@@ -101,13 +108,23 @@ function connect() {
 }
 
 document.addEventListener("click", async (ev) => {
-  const tile = ev.target.closest("button.tile");
+  const tile = ev.target.closest("button.tile, button.add-tile");
   if (tile) {
-    pending = {zone: tile.dataset.zone, index: Number(tile.dataset.index)};
-    $("correct-what").textContent = `${tile.dataset.code} (${pending.zone} #${pending.index})`;
+    const plus = tile.classList.contains("add-tile");
+    pending = {zone: tile.dataset.zone, index: Number(tile.dataset.index), plus};
+    $("correct-what").textContent = plus ? "" : `${tile.dataset.code} (${pending.zone} #${pending.index + 1})`;
+    $("correct-prompt").textContent = plus ? `Add a tile the camera missed to ${pending.zone}:` : "Correct";
+    $("correct-to").hidden = plus;
+    ["correct-ok", "correct-add", "correct-remove"].forEach((id) => { $(id).hidden = plus; });
+    $("correct-plus").hidden = !plus;
     $("correct-code").value = "";
     $("correct-error").textContent = "";
     $("correct-dialog").showModal();
+    return;
+  }
+  const restore = ev.target.closest("button.restore");
+  if (restore) {
+    await post("/api/correct", {zone: restore.dataset.zone, action: "restore"});
     return;
   }
   const fb = ev.target.closest(".flag button");
@@ -117,10 +134,12 @@ document.addEventListener("click", async (ev) => {
 });
 
 $("correct-form").addEventListener("submit", async (ev) => {
-  if (ev.submitter && ev.submitter.value !== "ok") return;
+  const how = ev.submitter ? ev.submitter.value : "ok";
+  if (how === "cancel") return;
   ev.preventDefault();
+  const action = pending.plus ? "add" : {ok: "correct", add: "add", remove: "remove"}[how];
   try {
-    await post("/api/correct", {...pending, code: $("correct-code").value});
+    await post("/api/correct", {zone: pending.zone, index: pending.index, action, code: $("correct-code").value});
     $("correct-dialog").close();
   } catch (e) { $("correct-error").textContent = e.message; }
 });
