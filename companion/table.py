@@ -43,6 +43,7 @@ from companion.table_types import (
     ZoneReading,
 )
 from companion.table_zones import read_zones, turn_loose_tiles
+from vision.backs import blank_faces
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout
 from vision.light import TABLE_LEVELS, without_light
@@ -219,7 +220,7 @@ class TableReader:
             in_mm, objectness = refit_racks(self.layout, np.asarray(in_mm, np.float64),
                                             np.asarray(objectness, np.float32).reshape(-1), top, to_table)
             snapped = self.snap_quads(calibration.to_image(in_mm.astype(np.float32)), calibration)
-            det = classify(frame, snapped, tile_px=self.tile_px(calibration))
+            det = blank_faces(frame, classify(frame, snapped, tile_px=self.tile_px(calibration)))
             meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
                     "crop": [x0, y0, x1, y1]}
             return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings, meta, det.probs,

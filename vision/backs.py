@@ -4,7 +4,8 @@
   (:func:`plain_patches`).
 - A back of the table's own colour is a gap between tiles, unless it is a panel of its own
   (:func:`table_gaps`, :func:`own_panel`).
-- A plain face with colour is no white dragon (:func:`not_white`, :func:`without_class`).
+- A plain face with colour is no white dragon (:func:`not_white`, :func:`without_class`), and a
+  back the colour of the faces, unlike the frame's coloured backs, is a face (:func:`white_backs`).
 
 :class:`vision.pipeline.TileRecognizer` applies them (docs/recognition.md, "Backs the localiser
 misses, found as plain patches", "Backs the colour of the table, tiles boxed in two halves,
@@ -107,6 +108,48 @@ def without_class(det: Detections, rows: npt.NDArray[np.int64], code: str) -> De
     probs[rows] /= np.maximum(rest, 1e-6)[:, None]
     return replace(det, codes=np.array([str(c) for c in codes]), confidence=conf.astype(np.float32),
                    probs=probs.astype(np.float32))
+
+
+BACKS_APART = 25.0
+"""A back whose middle's median colour (CIELAB a, b, 8-bit units) lies this far or more from the
+median of the frame's backs, while those lie as far from the faces' white, is unlike the set's
+backs (:func:`white_backs`)."""
+
+BACK_WHITE = 15.0
+"""... and one lying under this from the faces' white (:func:`picture_white`) is a face: a blank
+white dragon, or a soap drawn as a bare frame (:func:`white_backs`)."""
+
+
+def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.int64]:
+    """The rows of ``det`` read as backs that are white faces: the colour of the faces' white
+    (within :data:`BACK_WHITE`), in a frame whose backs (three or more) are coloured
+    (their median :data:`BACKS_APART` or more from that white) and unlike them (as far from their
+    median).  Every back of a set is the same tile, so a back unlike the others in the faces'
+    colour is a blank face; the table classifier reads a white dragon drawn as a bare frame (the
+    Symbola font's) as a plain back at 0.85-0.91, the white dragon next (sixty-third session).  A
+    set whose backs are white or cream is left as read: its backs are the faces' colour."""
+    none = np.zeros(0, np.int64)
+    rows = np.flatnonzero(det.codes == BACK)
+    if len(rows) < 3:
+        return none
+    ab = {int(i): _median_ab(image_bgr, det.quads[i], 0.6, 0.0) for i in rows}
+    seen = {i: a for i, a in ab.items() if a is not None}
+    if len(seen) < 3:
+        return none
+    median = np.median(np.array(list(seen.values()), np.float32), axis=0)
+    far = [i for i, a in seen.items() if float(np.linalg.norm(a - median)) >= BACKS_APART]
+    if not far:
+        return none  # the usual frame: every back alike, the faces' white not measured
+    white = picture_white(image_bgr, det)
+    if float(np.linalg.norm(median - white)) < BACKS_APART:
+        return none
+    return np.array([i for i in far if float(np.linalg.norm(seen[i] - white)) < BACK_WHITE], np.int64)
+
+
+def blank_faces(image_bgr: npt.NDArray[np.uint8], det: Detections) -> Detections:
+    """``det`` with its backs that are white faces (:func:`white_backs`) read as the classifier's
+    next choice, as sure as it is given that they are no back (:func:`without_class`)."""
+    return without_class(det, white_backs(image_bgr, det), BACK)
 
 
 PLAIN_BACKS = True
