@@ -60,6 +60,25 @@ def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: T
     assert [f for f in obs.flags if f.kind == "tile_count"] == []
 
 
+def test_white_dragons_drawn_as_a_bare_frame_are_not_counted_as_backs(reader: TableReader) -> None:
+    """The benchmark's table 25 at 1280x720 in the Symbola font, whose white dragon is a bare
+    frame: the display's four white dragons were read as backs (10 tiles face up, 7 face down),
+    and the display looked four tiles short (``vision.backs.white_backs``)."""
+    from companion.rules.card import load_card
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene
+    from vision.render import random_view, render_table
+
+    layout, card = table().layout, load_card(REPO / "calibration" / "cards" / "example.mjcard")
+    fresh = TableReader(layout, reader.recognizer, card=card, variant="mjm")
+    scene = make_scene(layout, card, fresh.ctx.tileset, 25)
+    assert scene.racks["P2-A"].exposures[-1] == ("WD",) * 4 and scene.racks["P2-A"].face_down == 3
+    frame = render_table(layout, scene, seed=25, view=random_view(25, (1280, 720)),
+                         faces=table_faces("font-symbola")).image
+    z = fresh.read(frame).zones["P2-A"]
+    assert z.tiles[-4:] == ("WD",) * 4 and z.face_down == 3
+
+
 @pytest.mark.parametrize("lamp", ["warm", "dim"])
 @pytest.mark.parametrize("seed", [10, 25])
 def test_a_table_under_a_lamp_reads_as_it_does_in_daylight(reader: TableReader, seed: int, lamp: str) -> None:

@@ -285,3 +285,38 @@ def test_the_table_seen_between_tiles_is_not_read_as_a_back(monkeypatch) -> None
     # 18 backs found either way; 1 back on no tile, 7 without the rule (thirty-fourth session)
     assert false_before >= 5 and false <= false_before // 3
     assert right >= right_before - 1 and right >= 15
+
+
+def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() -> None:
+    """Drawn on green cloth: three faces (white, a print), three green backs, and a blank white
+    face the classifier read as a back (a white dragon drawn as a bare frame).  It is read as the
+    white dragon, its next choice; the green backs stay.  A set of cream backs keeps a cream one,
+    and so does a frame of too few backs to tell the set's backs by."""
+    def drawn(colours: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        img = np.full((120, 60 * len(colours) + 20, 3), (60, 110, 60), np.uint8)
+        quads = []
+        for k, colour in enumerate(colours):
+            x = 10 + 60 * k
+            quads.append(centred_quad(x + 20, 57, 40, 54))
+            cv2.rectangle(img, (x, 30), (x + 40, 84), colour, -1)
+            if k < 3:
+                cv2.circle(img, (x + 20, 57), 8, (40, 40, 160), -1)  # a face's print
+        cv2.rectangle(img, (x + 4, 34), (x + 36, 80), (90, 90, 90), 2)  # the last: a bare frame
+        return img, np.array(quads, np.float32)
+
+    white, green, cream = (235, 240, 242), (60, 160, 40), (190, 225, 240)
+    classes = ("BK", "WD", "5D")
+    probs = np.array([[0.0, 0.0, 0.95]] * 3 + [[0.9, 0.05, 0.05]] * 3 + [[0.86, 0.07, 0.07]], np.float32)
+    codes = ["5D"] * 3 + ["BK"] * 4
+    img, quads = drawn([white] * 3 + [green] * 3 + [white])
+    det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
+    assert backs.white_backs(img, det).tolist() == [6]
+    out = backs.blank_faces(img, det)
+    assert out.codes.tolist() == ["5D"] * 3 + ["BK"] * 3 + ["WD"]
+    assert out.confidence[6] == pytest.approx(0.07 / 0.14, abs=1e-3)  # weak: the rack is checked
+    img, quads = drawn([white] * 3 + [cream] * 4)  # a set whose backs are the faces' colour
+    det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
+    assert backs.white_backs(img, det).tolist() == []
+    img, quads = drawn([white] * 3 + [green] * 1 + [white])  # two backs: no set's backs to go by
+    few = Detections.from_quads(quads, codes[:5], probs[:5].max(axis=1), probs=probs[[0, 1, 2, 3, 6]], classes=classes)
+    assert backs.white_backs(img, few).tolist() == []
