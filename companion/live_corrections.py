@@ -127,22 +127,27 @@ class Corrections:
         changed = {n for n, z in zones.items() if z is not obs.zones[n]}
         displays = {n for n in changed if judged and len(zones[n].tiles) >= MJ_SIZE}
         # a rack whose every uncertain tile was corrected by the player can be judged again (not
-        # while the player's tile count is off: a correction does not find a missed tile)
+        # while the player's tile count is off: correcting a tile adds none; adding one does, and
+        # its player's count is judged again, below)
         cleared = {n for n, z in zones.items() if obs.zones[n].uncertain and not z.uncertain}
         # a dead call the reader made on every plausible reading of a doubtful rack is void once
         # the player has corrected a tile of it: the rules judge the corrected rack again, and
         # one still holding uncertain tiles is left unjudged
         redo = {n for n in changed - displays if obs.zones[n].uncertain}
+        # a rack in play the player added tiles to or took tiles out of is judged again on its tiles,
+        # but not in a frame held whole (the player vouched for the tiles they edited, not the rest)
         rejudge = {n for n in edited - displays if zones[n].kind == "rack"}
+        held = {f.zone for f in obs.flags if f.cause in FRAME_HOLDS}
         flags = tuple(f for f in obs.flags
                       if not (f.kind == "unreadable" and f.zone in cleared and f.cause != "count")
                       and not (f.kind == "wrong_rack" and f.zone in redo)
                       and not (f.zone in changed and f.cause == "check")  # the player's word, not a second reading
-                      and not (f.zone in displays | rejudge and (judged_on_tiles(f) or f.cause in FRAME_HOLDS)))
+                      and not (f.zone in displays and (judged_on_tiles(f) or f.cause in FRAME_HOLDS))
+                      and not (f.zone in rejudge and judged_on_tiles(f)))
         have = {(f.kind, f.zone) for f in flags}
         flags += tuple(unreadable_flag(zones[n]) for n in sorted(redo - rejudge)
                        if zones[n].uncertain and ("unreadable", n) not in have)
-        flags += tuple(f for n in sorted(rejudge) for f in rack_flags(zones[n], ctx)[0])
+        flags += tuple(f for n in sorted(rejudge - held) for f in rack_flags(zones[n], ctx)[0])
         # a rack not judged for its weakly read jokers is judged again on the player's word for its
         # tiles (a joker confirmed reads 1.0; a flower put right is no joker)
         jokers = {f.zone for f in obs.flags if f.cause == "joker" and f.zone in changed - rejudge

@@ -1,7 +1,7 @@
 """The followed game: corrections, flags, racks, discards, scoreboard and the event log.
 
-:class:`Corrections` remembers a user's click-correction of one tile (zone + position) while the
-tile the camera reads there stays the same, and rewrites observations with it, so the rules see
+The player's corrections (:class:`companion.live_corrections.Corrections`: a tile put right, one
+the camera missed added, one it made up taken out) rewrite each observation, so the rules see
 corrected readings.  :class:`LiveGame` turns stable observations into events (via
 :func:`companion.live_events.diff`), keeps flags with their timestamps and dismiss/confirm state,
 and renders the JSON view that ``/api/state`` serves.  It serialises to JSON for resuming.

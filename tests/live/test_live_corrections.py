@@ -3,12 +3,14 @@ again on its tiles, its player's count too, and a Mah Jongg display so put right
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from companion.live_corrections import ZoneEdit, edit_zone
 from companion.live_game import LiveGame
 from companion.live_rules import DEFAULT_CARD, RackRules
 from companion.rules.tiles import AMERICAN
 from companion.rules.variants import get_variant
-from companion.table import TableObservation, ZoneReading
+from companion.table import Flag, TableObservation, ZoneReading
 from companion.table_flags import RuleContext, evaluate
 from companion.table_guards import guard_dead_calls
 
@@ -113,6 +115,22 @@ def test_a_rack_in_play_given_its_missed_tile_is_judged_again() -> None:
     game.correct("P2-A", 2, "5C")  # the added tile is put right as any other: now a pung of no suit
     game.reapply()
     assert game.last.zones["P2-A"].tiles == ("5D", "J", "5C") and _flags(game, "P2-A") != []
+
+
+def test_a_rack_in_play_edited_in_a_frame_held_whole_stays_held() -> None:
+    """Most of the frame read weakly (cause ``frame``): a tile the player takes out of a rack in
+    play lifts no hold and raises no rule flag there, since the rest of its tiles are the camera's
+    weak reading (a display, judged on the player's word, is another matter: the sixty-second
+    session).  The same edit in a frame judged raises the flag."""
+    seen = _seen(SHORT, p2a=(("5D", "J", "5D"),))
+    hold = tuple(Flag("unreadable", n, f"{n}: 20 of the 40 face-up tiles in view read weakly", cause="frame")
+                 for n in ("P1-A", "P2-A"))
+    for frame, want in ((replace(seen, flags=hold, mahjong={}), [("unreadable", "frame")]), (seen, [("joker", "")])):
+        game = _game(frame)
+        game.remove_tile("P2-A", 2)  # a joker in a pair left
+        game.reapply()
+        assert game.last is not None and game.last.zones["P2-A"].exposures == (("5D", "J"),)
+        assert [k for k in _flags(game, "P2-A") if k[1] not in ("count", "total")] == want
 
 
 def test_the_player_s_edit_is_forgotten_once_the_camera_reads_the_rack_otherwise() -> None:
