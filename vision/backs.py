@@ -115,6 +115,11 @@ BACKS_APART = 25.0
 median of the frame's backs, while those lie as far from the faces' white, is unlike the set's
 backs (:func:`white_backs`)."""
 
+BACKS_ALIKE = 10.0
+"""... in a frame whose other backs lie within this of their median: one set's backs, all the same
+tile.  A frame of backs of many colours (the benchmark's ``american-synth`` faces draw each back
+in its own) tells no set's back from a face (:func:`white_backs`)."""
+
 BACK_WHITE = 15.0
 """... and one lying under this from the faces' white (:func:`picture_white`) is a face: a blank
 white dragon, or a soap drawn as a bare frame (:func:`white_backs`)."""
@@ -123,8 +128,8 @@ white dragon, or a soap drawn as a bare frame (:func:`white_backs`)."""
 def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.int64]:
     """The rows of ``det`` read as backs that are white faces: the colour of the faces' white
     (within :data:`BACK_WHITE`), in a frame whose backs (three or more) are coloured
-    (their median :data:`BACKS_APART` or more from that white) and unlike them (as far from their
-    median).  Every back of a set is the same tile, so a back unlike the others in the faces'
+    (their median :data:`BACKS_APART` or more from that white) and alike (:data:`BACKS_ALIKE`),
+    and unlike them (as far from their median).  Every back of a set is the same tile, so a back unlike the others in the faces'
     colour is a blank face; the table classifier reads a white dragon drawn as a bare frame (the
     Symbola font's) as a plain back at 0.85-0.91, the white dragon next (sixty-third session).  A
     set whose backs are white or cream is left as read: its backs are the faces' colour."""
@@ -137,9 +142,10 @@ def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArra
     if len(seen) < 3:
         return none
     median = np.median(np.array(list(seen.values()), np.float32), axis=0)
-    far = [i for i, a in seen.items() if float(np.linalg.norm(a - median)) >= BACKS_APART]
-    if not far:
-        return none  # the usual frame: every back alike, the faces' white not measured
+    apart = {i: float(np.linalg.norm(a - median)) for i, a in seen.items()}
+    far = [i for i, d in apart.items() if d >= BACKS_APART]
+    if not far or max((d for d in apart.values() if d < BACKS_APART), default=BACKS_ALIKE) >= BACKS_ALIKE:
+        return none  # every back alike (the usual frame), or backs of many colours
     white = picture_white(image_bgr, det)
     if float(np.linalg.norm(median - white)) < BACKS_APART:
         return none
