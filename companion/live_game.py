@@ -250,7 +250,9 @@ class LiveGame:
     def _zone_view(self, name: str, z: ZoneReading) -> dict[str, Any]:
         raw = self.raw.zones[name].tiles if self.raw and name in self.raw.zones else z.tiles
         edit = self.corrections.edit_of(name, raw)
-        origins = edit.origins() if len(edit.origins()) == len(z.tiles) else [(False, i) for i in range(len(z.tiles))]
+        origins = edit.origins()
+        if len(origins) != len(z.tiles):  # not the reading the edit was made on: shown as read
+            origins = [(False, i) for i in range(len(z.tiles))]
         tiles = []
         for i, (code, (added, at)) in enumerate(zip(z.tiles, origins, strict=True)):
             raw_code = None if added else raw[at] if at < len(raw) else code
