@@ -21,6 +21,7 @@ from companion.table_exposures import exposure_flags
 from companion.table_flags import (
     MJ_SIZE,
     RuleContext,
+    copies_flags,
     judged_on_tiles,
     rack_flags,
     totals_flags,
@@ -108,7 +109,8 @@ class Corrections:
         and is scored or called in error again on the player's word; a player's count off
         (``count``) stays, and withholds a call in error (:meth:`companion.live_rules.RackRules.flags`).
         A rack in play the player added tiles to or took tiles out of is judged again on its tiles
-        (but for dead calls: the checker's), and so is its player's count."""
+        (but for dead calls: the checker's), and so are its player's count and the copies of each
+        tile in view."""
         ctx = RuleContext(rules, rules.tiles, None)
         zones = dict(obs.zones)
         for (name, index), (raw, code) in list(self._by_tile.items()):
@@ -155,6 +157,8 @@ class Corrections:
         flags = tuple(f for f in flags if not (f.cause == "joker" and f.zone in jokers))
         flags += tuple(f for n in sorted(jokers) for f in exposure_flags(zones[n], ctx.chows) if f not in flags)
         flags = _recount(obs, zones, flags, {zones[n].player for n in edited}, ctx)
+        if edited and not held:  # the copies in view counted again: a fifth copy taken out, or one added
+            flags = tuple(f for f in flags if f.cause != "copies") + tuple(copies_flags(zones, ctx))
         mahjong = {n: e for n, e in obs.mahjong.items() if n not in displays | edited}
         return replace(obs, zones=zones, flags=flags, mahjong=mahjong)
 

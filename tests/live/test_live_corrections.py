@@ -100,6 +100,12 @@ def test_a_tile_the_camera_made_up_taken_out_of_a_display_scores_it() -> None:
     game.restore("P1-A")
     game.reapply()
     assert ("tile_count", "") in _flags(game) and game.record == []
+    # a phantom fifth 8 Crak: five in view, a copies flag too, which goes with it
+    fifth = _game(_seen((*TEA[:4], ("8C",) * 5)))
+    assert ("tile_count", "copies") in _flags(fifth)
+    fifth.remove_tile("P1-A", 14)
+    fifth.reapply()
+    assert _flags(fifth) == [] and fifth.last is not None and fifth.last.mahjong["P1-A"]["hand"] == "ev1"
 
 
 def test_a_rack_in_play_given_its_missed_tile_is_judged_again() -> None:
