@@ -42,6 +42,12 @@ surely (:data:`PLAIN_BACK_SURE`); else it is taken to be grey."""
 def _median_ab(image_bgr: npt.NDArray[np.uint8], quad: npt.NDArray[np.float32], outer: float, inner: float) -> npt.NDArray[np.float32] | None:
     """The median CIELAB a, b of ``quad``'s band between ``inner`` and ``outer`` times its size
     about its centre (``inner`` 0: the whole middle), or None when it holds no pixel."""
+    lab = _median_lab(image_bgr, quad, outer, inner)
+    return None if lab is None else lab[1:]
+
+
+def _median_lab(image_bgr: npt.NDArray[np.uint8], quad: npt.NDArray[np.float32], outer: float, inner: float) -> npt.NDArray[np.float32] | None:
+    """The median CIELAB L, a, b of ``quad``'s band (as :func:`_median_ab`), or None."""
     h, w = image_bgr.shape[:2]
     c = quad.mean(axis=0)
     out_q = np.round(c + (quad - c) * outer).astype(np.int32)
@@ -55,7 +61,7 @@ def _median_ab(image_bgr: npt.NDArray[np.uint8], quad: npt.NDArray[np.float32], 
     if inner > 0:
         cv2.fillConvexPoly(mask, np.round(c + (quad - c) * inner).astype(np.int32) - shift, 0)
     lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB)[mask == 1]
-    return np.median(lab[:, 1:].astype(np.float32), axis=0) if len(lab) else None
+    return np.median(lab.astype(np.float32), axis=0) if len(lab) else None
 
 
 def not_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.bool_]:
@@ -82,13 +88,20 @@ def picture_white(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDAr
     """CIELAB ``(a, b)`` of the picture's white: the median over the face-up tiles read surely
     (:data:`PLAIN_BACK_SURE`; 24 at most, spread over them) of their margins' median colour (the
     band between 0.8 and 0.95 of each quad); grey (128, 128) when fewer than :data:`WHITE_FACES`."""
+    faces = _faces_lab(image_bgr, det)
+    return np.array([128.0, 128.0], np.float32) if faces is None else faces[1:]
+
+
+def _faces_lab(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.float32] | None:
+    """CIELAB ``(L, a, b)`` of the faces' margins, as :func:`picture_white` measures it; None when
+    fewer than :data:`WHITE_FACES` faces are read surely."""
     faces = np.flatnonzero((det.codes != WHITE_DRAGON) & (det.codes != BACK) & (det.confidence >= PLAIN_BACK_SURE))
     if len(faces) >= WHITE_FACES:
         faces = faces[np.linspace(0, len(faces) - 1, min(len(faces), 24)).round().astype(int)]
-        margins = [m for m in (_median_ab(image_bgr, det.quads[i], 0.95, 0.8) for i in faces) if m is not None]
+        margins = [m for m in (_median_lab(image_bgr, det.quads[i], 0.95, 0.8) for i in faces) if m is not None]
         if len(margins) >= WHITE_FACES:
             return np.asarray(np.median(np.array(margins, np.float32), axis=0), np.float32)
-    return np.array([128.0, 128.0], np.float32)
+    return None
 
 
 def without_class(det: Detections, rows: npt.NDArray[np.int64], code: str) -> Detections:
@@ -121,35 +134,45 @@ tile.  A frame of backs of many colours (the benchmark's ``american-synth`` face
 in its own) tells no set's back from a face (:func:`white_backs`)."""
 
 BACK_WHITE = 15.0
-"""... and one lying under this from the faces' white (:func:`picture_white`) is a face: a blank
-white dragon, or a soap drawn as a bare frame (:func:`white_backs`)."""
+"""... and one lying under this from the faces' white (:func:`picture_white`), and as light
+(:data:`BACK_LIGHT`), is a face: a blank white dragon, or a soap drawn as a bare
+frame (:func:`white_backs`)."""
+
+BACK_LIGHT = 40.0
+"""CIELAB lightness (8-bit units): a back no darker than this under the faces' margins may be a
+face (a blank middle is lighter than a margin: Symbola's white dragon 248 against 212); grey felt
+is as neutral as a white face but darker (127 against 216: a box on the bare grey table of the
+demo's set at 2560x1440, read as a back, would otherwise have been read as a 7 Dots and counted;
+sixty-third session)."""
 
 
 def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.int64]:
-    """The rows of ``det`` read as backs that are white faces: the colour of the faces' white
-    (within :data:`BACK_WHITE`), in a frame whose backs (three or more) are coloured
-    (their median :data:`BACKS_APART` or more from that white) and alike (:data:`BACKS_ALIKE`),
-    and unlike them (as far from their median).  Every back of a set is the same tile, so a back unlike the others in the faces'
-    colour is a blank face; the table classifier reads a white dragon drawn as a bare frame (the
-    Symbola font's) as a plain back at 0.85-0.91, the white dragon next (sixty-third session).  A
-    set whose backs are white or cream is left as read: its backs are the faces' colour."""
+    """The rows of ``det`` read as backs that are white faces: of the faces' white (within
+    :data:`BACK_WHITE`) and as light (:data:`BACK_LIGHT`), unlike the frame's backs (as far from
+    their median colour), which are three or more, alike (:data:`BACKS_ALIKE`) and coloured (their
+    median :data:`BACKS_APART` or more from the faces' white).  Every back of a set is the same
+    tile, so a back unlike the others in the faces' colour is a blank face; the table classifier
+    reads a white dragon drawn as a bare frame (the Symbola font's) as a plain back at 0.85-0.91,
+    the white dragon next (sixty-third session).  A set whose backs are white or cream is left as
+    read: its backs are the faces' colour."""
     none = np.zeros(0, np.int64)
     rows = np.flatnonzero(det.codes == BACK)
     if len(rows) < 3:
         return none
-    ab = {int(i): _median_ab(image_bgr, det.quads[i], 0.6, 0.0) for i in rows}
-    seen = {i: a for i, a in ab.items() if a is not None}
+    lab = {int(i): _median_lab(image_bgr, det.quads[i], 0.6, 0.0) for i in rows}
+    seen = {i: v for i, v in lab.items() if v is not None}
     if len(seen) < 3:
         return none
-    median = np.median(np.array(list(seen.values()), np.float32), axis=0)
-    apart = {i: float(np.linalg.norm(a - median)) for i, a in seen.items()}
+    median = np.median(np.array([v[1:] for v in seen.values()], np.float32), axis=0)
+    apart = {i: float(np.linalg.norm(v[1:] - median)) for i, v in seen.items()}
     far = [i for i, d in apart.items() if d >= BACKS_APART]
     if not far or max((d for d in apart.values() if d < BACKS_APART), default=BACKS_ALIKE) >= BACKS_ALIKE:
         return none  # every back alike (the usual frame), or backs of many colours
-    white = picture_white(image_bgr, det)
-    if float(np.linalg.norm(median - white)) < BACKS_APART:
+    faces = _faces_lab(image_bgr, det)
+    if faces is None or float(np.linalg.norm(median - faces[1:])) < BACKS_APART:
         return none
-    return np.array([i for i in far if float(np.linalg.norm(seen[i] - white)) < BACK_WHITE], np.int64)
+    return np.array([i for i in far if float(np.linalg.norm(seen[i][1:] - faces[1:])) < BACK_WHITE
+                     and float(seen[i][0]) > float(faces[0]) - BACK_LIGHT], np.int64)
 
 
 def blank_faces(image_bgr: npt.NDArray[np.uint8], det: Detections) -> Detections:

@@ -320,6 +320,9 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
     img, quads = drawn([white] * 3 + [green, (60, 160, 100), (40, 160, 90)] + [white])  # backs of three greens
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
     assert backs.white_backs(img, det).tolist() == []
+    img, quads = drawn([white] * 3 + [green] * 3 + [(128, 128, 128)])  # grey felt: neutral, but dark
+    det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
+    assert backs.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 1 + [white])  # two backs: no set's backs to go by
     few = Detections.from_quads(quads, codes[:5], probs[:5].max(axis=1), probs=probs[[0, 1, 2, 3, 6]], classes=classes)
     assert backs.white_backs(img, few).tolist() == []
