@@ -154,7 +154,8 @@ def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArra
     tile, so a back unlike the others in the faces' colour is a blank face; the table classifier
     reads a white dragon drawn as a bare frame (the Symbola font's) as a plain back at 0.85-0.91,
     the white dragon next (sixty-third session).  A set whose backs are white or cream is left as
-    read: its backs are the faces' colour."""
+    read: its backs are the faces' colour; so is a back that shows the bare table, where the table
+    is of the faces' colour (:func:`table_gaps`: a box on light beige felt among cream faces)."""
     none = np.zeros(0, np.int64)
     rows = np.flatnonzero(det.codes == BACK)
     if len(rows) < 3:
@@ -171,8 +172,15 @@ def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArra
     faces = _faces_lab(image_bgr, det)
     if faces is None or float(np.linalg.norm(median - faces[1:])) < BACKS_APART:
         return none
-    return np.array([i for i in far if float(np.linalg.norm(seen[i][1:] - faces[1:])) < BACK_WHITE
-                     and float(seen[i][0]) > float(faces[0]) - BACK_LIGHT], np.int64)
+    white = [i for i in far if float(np.linalg.norm(seen[i][1:] - faces[1:])) < BACK_WHITE
+             and float(seen[i][0]) > float(faces[0]) - BACK_LIGHT]
+    if not white:
+        return none
+    # nor the bare table where the table is the faces' colour (a light beige felt, km-jade's cream
+    # faces): the box then holds table, as a gap between tiles does (table_gaps)
+    probe = replace(det, codes=np.array([BACK if i in white else "" for i in range(len(det))]))
+    table = table_gaps(image_bgr, probe)
+    return np.array([i for i in white if not table[i]], np.int64)
 
 
 def blank_faces(image_bgr: npt.NDArray[np.uint8], det: Detections) -> Detections:

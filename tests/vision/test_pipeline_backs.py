@@ -292,8 +292,9 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
     face the classifier read as a back (a white dragon drawn as a bare frame).  It is read as the
     white dragon, its next choice; the green backs stay.  A set of cream backs keeps a cream one,
     and so does a frame of too few backs to tell the set's backs by."""
-    def drawn(colours: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        img = np.full((120, 60 * len(colours) + 20, 3), (60, 110, 60), np.uint8)
+    def drawn(colours: list[tuple[int, int, int]], felt: tuple[int, int, int] = (60, 110, 60),
+              bare: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        img = np.full((120, 60 * len(colours) + 20, 3), felt, np.uint8)
         quads = []
         for k, colour in enumerate(colours):
             x = 10 + 60 * k
@@ -301,7 +302,10 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
             cv2.rectangle(img, (x, 30), (x + 40, 84), colour, -1)
             if k < 3:
                 cv2.circle(img, (x + 20, 57), 8, (40, 40, 160), -1)  # a face's print
-        cv2.rectangle(img, (x + 4, 34), (x + 36, 80), (90, 90, 90), 2)  # the last: a bare frame
+        if not bare:
+            cv2.rectangle(img, (x + 4, 34), (x + 36, 80), (90, 90, 90), 2)  # the last: a bare frame
+        else:  # the last: no tile, the bare felt where a box was found
+            cv2.rectangle(img, (x, 30), (x + 40, 84), felt, -1)
         return img, np.array(quads, np.float32)
 
     white, green, cream = (235, 240, 242), (60, 160, 40), (190, 225, 240)
@@ -321,6 +325,9 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
     assert backs.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 3 + [(128, 128, 128)])  # grey felt: neutral, but dark
+    det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
+    assert backs.white_backs(img, det).tolist() == []
+    img, quads = drawn([white] * 3 + [green] * 3 + [white], felt=white, bare=True)  # felt of the faces' colour
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
     assert backs.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 1 + [white])  # two backs: no set's backs to go by
