@@ -146,6 +146,22 @@ demo's set at 2560x1440, read as a back, would otherwise have been read as a 7 D
 sixty-third session)."""
 
 
+def _middles_lab(image_bgr: npt.NDArray[np.uint8], quads: npt.NDArray[np.float32], steps: int = 5) -> npt.NDArray[np.float32]:
+    """``(N, 3)``: each quad's median CIELAB L, a, b over a ``steps`` x ``steps`` grid of points
+    across its middle (0.2-0.8 of each side, as a quad shrunk to 0.6): one colour conversion for
+    all of them, a fraction of a millisecond for a frame's backs."""
+    t = np.linspace(0.2, 0.8, steps, dtype=np.float32)
+    u, v = (g.reshape(-1, 1) for g in np.meshgrid(t, t))
+    q = quads.astype(np.float32)
+    pts = ((1 - u) * (1 - v))[None] * q[:, None, 0] + (u * (1 - v))[None] * q[:, None, 1] \
+        + (u * v)[None] * q[:, None, 2] + ((1 - u) * v)[None] * q[:, None, 3]
+    h, w = image_bgr.shape[:2]
+    x = np.clip(np.round(pts[..., 0]).astype(np.int64), 0, w - 1)
+    y = np.clip(np.round(pts[..., 1]).astype(np.int64), 0, h - 1)
+    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y, x]), cv2.COLOR_BGR2LAB).astype(np.float32)
+    return np.asarray(np.median(lab, axis=1), np.float32)
+
+
 def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArray[np.int64]:
     """The rows of ``det`` read as backs that are white faces: of the faces' white (within
     :data:`BACK_WHITE`) and as light (:data:`BACK_LIGHT`), unlike the frame's backs (as far from
@@ -160,10 +176,7 @@ def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArra
     rows = np.flatnonzero(det.codes == BACK)
     if len(rows) < 3:
         return none
-    lab = {int(i): _median_lab(image_bgr, det.quads[i], 0.6, 0.0) for i in rows}
-    seen = {i: v for i, v in lab.items() if v is not None}
-    if len(seen) < 3:
-        return none
+    seen = dict(zip(rows.tolist(), _middles_lab(image_bgr, det.quads[rows]), strict=True))
     median = np.median(np.array([v[1:] for v in seen.values()], np.float32), axis=0)
     apart = {i: float(np.linalg.norm(v[1:] - median)) for i, v in seen.items()}
     far = [i for i, d in apart.items() if d >= BACKS_APART]
