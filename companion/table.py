@@ -43,7 +43,7 @@ from companion.table_types import (
     ZoneReading,
 )
 from companion.table_zones import read_zones, turn_loose_tiles
-from vision.backs import blank_faces
+from vision.blanks import blank_faces
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout
 from vision.light import TABLE_LEVELS, without_light

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pipeline_helpers import NEEDS_CLASSIFIER, REPO, american_scenes, centred_quad, truth_bounds
 
-from vision import backs
+from vision import backs, blanks
 from vision.detect import quad_iou_boxes
 from vision.types import Detections
 
@@ -314,22 +314,22 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
     codes = ["5D"] * 3 + ["BK"] * 4
     img, quads = drawn([white] * 3 + [green] * 3 + [white])
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
-    assert backs.white_backs(img, det).tolist() == [6]
-    out = backs.blank_faces(img, det)
+    assert blanks.white_backs(img, det).tolist() == [6]
+    out = blanks.blank_faces(img, det)
     assert out.codes.tolist() == ["5D"] * 3 + ["BK"] * 3 + ["WD"]
     assert out.confidence[6] == pytest.approx(0.07 / 0.14, abs=1e-3)  # weak: the rack is checked
     img, quads = drawn([white] * 3 + [cream] * 4)  # a set whose backs are the faces' colour
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
-    assert backs.white_backs(img, det).tolist() == []
+    assert blanks.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green, (60, 160, 100), (40, 160, 90)] + [white])  # backs of three greens
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
-    assert backs.white_backs(img, det).tolist() == []
+    assert blanks.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 3 + [(128, 128, 128)])  # grey felt: neutral, but dark
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
-    assert backs.white_backs(img, det).tolist() == []
+    assert blanks.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 3 + [white], felt=white, bare=True)  # felt of the faces' colour
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
-    assert backs.white_backs(img, det).tolist() == []
+    assert blanks.white_backs(img, det).tolist() == []
     img, quads = drawn([white] * 3 + [green] * 1 + [white])  # two backs: no set's backs to go by
     few = Detections.from_quads(quads, codes[:5], probs[:5].max(axis=1), probs=probs[[0, 1, 2, 3, 6]], classes=classes)
-    assert backs.white_backs(img, few).tolist() == []
+    assert blanks.white_backs(img, few).tolist() == []
