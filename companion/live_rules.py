@@ -73,7 +73,7 @@ class RackRules:
     def flags(self, obs: TableObservation, variant: str = "mjm") -> TableObservation:
         """``obs`` with a ``wrong_rack`` flag added for every rack whose exposures are dead, and every
         Mah Jongg display not judged yet (no score, and no flag on its tiles: one a player corrected,
-        :meth:`companion.live_game.Corrections.apply`) judged as the table reader judges one
+        :meth:`companion.live_corrections.Corrections.apply`) judged as the table reader judges one
         (:func:`companion.table_flags.rack_flags` under ``variant``): scored, or called in error.
         A display its player's count holds (cause ``count``, :func:`companion.table_guards.guard_dead_calls`)
         is scored, as the reader scores one, but not called in error: a missed or phantom tile there
