@@ -191,8 +191,8 @@ def _recount(obs: TableObservation, zones: dict[str, ZoneReading], flags: tuple[
         return flags
     unseen = {f.zone for f in obs.flags if f.kind == "view" and f.zone}
     held = any(f.zone in mine and f.cause in FRAME_HOLDS for f in obs.flags)
-    again = [f for f in ([] if held else totals_flags(mine, ctx, unseen)) + guard_dead_calls(mine, [], ctx)
-             if f.cause in ("total", "count")]
+    # both give only count flags: a player's total (``total``) and the holds on their racks (``count``)
+    again = ([] if held else totals_flags(mine, ctx, unseen)) + guard_dead_calls(mine, [], ctx)
     off = {f.zone for f in again if f.cause == "count"}
     return tuple(f for f in flags if not (f.zone in mine and f.cause in ("total", "count"))
                  and not (f.kind == "wrong_rack" and f.zone in off)) + tuple(again)
