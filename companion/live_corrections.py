@@ -37,25 +37,34 @@ Origin = tuple[bool, int]
 """Where a tile of an edited zone comes from: ``(False, i)``, tile ``i`` of the camera's reading;
 ``(True, k)``, the player's ``k``-th added tile (:attr:`ZoneEdit.added`)."""
 
+Added = tuple[int, str, bool]
+"""A tile the player added: ``(after, code, new)``, after the camera's tile at index ``after`` of
+:attr:`ZoneEdit.raw` (-1 for before the first), starting an exposure of its own when ``new``
+(else in the exposure of the tile before it)."""
+
 
 @dataclass(frozen=True)
 class ZoneEdit:
     """Tiles the player took out of a zone as the camera read it (``removed``: indexes of ``raw``)
-    and tiles they added (``added``: each ``(after, code)``, after the tile at index ``after`` of
-    ``raw``, -1 for before the first), kept while the camera reads the zone as ``raw``."""
+    and tiles they added (``added``: each an :data:`Added`), kept while the camera reads the zone
+    as ``raw``."""
 
     raw: tuple[str, ...]
     removed: frozenset[int] = frozenset()
-    added: tuple[tuple[int, str], ...] = ()
+    added: tuple[Added, ...] = ()
 
     def origins(self) -> list[Origin]:
         """The zone's tiles once edited, each named by its origin, in order."""
-        out: list[Origin] = [(True, k) for k, (after, _) in enumerate(self.added) if after < 0]
+        out: list[Origin] = [(True, k) for k, a in enumerate(self.added) if a[0] < 0]
         for i in range(len(self.raw)):
             if i not in self.removed:
                 out.append((False, i))
-            out += [(True, k) for k, (after, _) in enumerate(self.added) if after == i]
+            out += [(True, k) for k, a in enumerate(self.added) if a[0] == i]
         return out
+
+    def starts(self) -> set[int]:
+        """The added tiles (their indexes in :attr:`added`) that start an exposure of their own."""
+        return {k for k, a in enumerate(self.added) if a[2]}
 
     def code(self, origin: Origin) -> str | None:
         """The code of an added tile (None for one of the camera's)."""
@@ -76,7 +85,7 @@ class Corrections:
 
     def edit(self, zone: str, edit: ZoneEdit) -> None:
         """Keep ``edit`` of ``zone`` (one with nothing added or taken out forgets the zone's)."""
-        for _, code in edit.added:
+        for _, code, _ in edit.added:
             validate_code(code)
         if edit.removed or edit.added:
             self._edits[zone] = edit
@@ -172,8 +181,10 @@ class Corrections:
         for item in items:
             if len(item) == 5 and item[1] == "edit":
                 z, _, raw, removed, added = item
+                # an added tile saved before it could start an exposure ([after, code]) joins the one before it
                 self._edits[str(z)] = ZoneEdit(tuple(str(t) for t in raw), frozenset(int(i) for i in removed),
-                                               tuple((int(a), str(c)) for a, c in added))
+                                               tuple((int(a[0]), str(a[1]), bool(a[2]) if len(a) > 2 else False)
+                                                     for a in added))
             else:
                 z, i, raw, code = item
                 self._by_tile[(str(z), int(i))] = (str(raw), str(code))
@@ -200,8 +211,8 @@ def _recount(obs: TableObservation, zones: dict[str, ZoneReading], flags: tuple[
 
 def edit_zone(z: ZoneReading, e: ZoneEdit) -> ZoneReading:
     """``z`` (read as ``e.raw``, its tiles perhaps corrected) with ``e``'s tiles taken out and added:
-    an added tile joins the exposure of the tile it follows (the first one's when put first), and
-    reads as sure as the player's word."""
+    an added tile joins the exposure of the tile it follows (the first one's when put first) or
+    starts one of its own (:data:`Added`), and reads as sure as the player's word."""
     origins = e.origins()
     n = len(z.tiles)
     group = _groups(z.exposures, n)
@@ -212,13 +223,14 @@ def edit_zone(z: ZoneReading, e: ZoneEdit) -> ZoneReading:
     tiles = tuple(e.code(o) or z.tiles[o[1]] for o in origins)
     place = {i: k for k, (added, i) in enumerate(origins) if not added}
     uncertain = tuple(place[i] for i in z.uncertain if i in place)
-    exposures = _regroup(tiles, origins, group) if z.exposures else z.exposures
+    starts = e.starts()
+    exposures = _regroup(tiles, origins, group, starts) if z.exposures else z.exposures
     readings = []
     for r in z.readings:
         flat = tuple(t for g in r for t in g)
         if len(flat) == n:
             mixed = tuple(e.code(o) or flat[o[1]] for o in origins)
-            readings.append(_regroup(mixed, origins, _groups(r, n)))
+            readings.append(_regroup(mixed, origins, _groups(r, n), starts))
     return replace(z, tiles=tiles, exposures=exposures, uncertain=uncertain, readings=tuple(readings),
                    confidence=pick(z.confidence, 1.0), own_confidence=pick(z.own_confidence, 1.0))
 
@@ -229,14 +241,19 @@ def _groups(exposures: tuple[tuple[str, ...], ...], n: int) -> list[int]:
     return out if len(out) == n else [0] * n
 
 
-def _regroup(tiles: tuple[str, ...], origins: list[Origin], group: list[int]) -> tuple[tuple[str, ...], ...]:
+def _regroup(tiles: tuple[str, ...], origins: list[Origin], group: list[int],
+             starts: set[int]) -> tuple[tuple[str, ...], ...]:
     """``tiles`` (in ``origins``' order) grouped as their origins were; an added tile joins the group
-    of the tile before it (the first kept tile's when it comes first)."""
+    of the tile before it (the first kept tile's when it comes first), or, one of ``starts``, starts
+    a group of its own, which the added tiles after it join."""
     first = next((group[i] for added, i in origins if not added), 0)
     out: list[list[str]] = []
     last: int | None = None
     for t, (added, i) in zip(tiles, origins, strict=True):
-        g = (last if last is not None else first) if added else group[i]
+        if added and i in starts:
+            g = -1 - i  # camera groups count from 0: a number of its own
+        else:
+            g = (last if last is not None else first) if added else group[i]
         if g != last or not out:
             out.append([])
         out[-1].append(t)

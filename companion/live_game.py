@@ -191,14 +191,16 @@ class LiveGame:
         raises ValueError/KeyError."""
         tiles, edit, (added, i) = self._origin(zone, index)
         if added:
-            put = tuple((a, validate_code(code)) if k == i else (a, c) for k, (a, c) in enumerate(edit.added))
+            put = tuple((a, validate_code(code), new) if k == i else (a, c, new)
+                        for k, (a, c, new) in enumerate(edit.added))
             self.corrections.edit(zone, replace(edit, added=put))
         else:
             self.corrections.set(zone, i, tiles[i], code)
 
-    def add_tile(self, zone: str, index: int, code: str) -> None:
+    def add_tile(self, zone: str, index: int, code: str, new: bool = False) -> None:
         """A tile ``code`` the camera missed, just after tile ``index`` of ``zone`` as shown now (-1:
-        before the first; in an empty zone, its first tile), in that tile's exposure."""
+        before the first; in an empty zone, its first tile), in that tile's exposure, or (``new``)
+        starting an exposure of its own, which tiles added after it then join."""
         _, edit = self._edit(zone)
         origins = edit.origins()
         if not -1 <= index < len(origins):
@@ -206,9 +208,9 @@ class LiveGame:
         after, count = -1, 0  # the camera's tile it follows, and how many added tiles lie between
         for mine, i in origins[:index + 1]:
             after, count = (after, count + 1) if mine else (i, 0)
-        same = [k for k, (a, _) in enumerate(edit.added) if a == after]
+        same = [k for k, a in enumerate(edit.added) if a[0] == after]
         added = list(edit.added)
-        added.insert(same[count] if count < len(same) else len(added), (after, validate_code(code)))
+        added.insert(same[count] if count < len(same) else len(added), (after, validate_code(code), new))
         self.corrections.edit(zone, replace(edit, added=tuple(added)))
 
     def remove_tile(self, zone: str, index: int) -> None:
@@ -221,18 +223,19 @@ class LiveGame:
             self.corrections.edit(zone, replace(edit, removed=edit.removed | {i}))
 
     def act(self, action: str, zone: str, index: int, code: str = "") -> None:
-        """The dashboard's corrections by name: ``correct``, ``add`` (after ``index``), ``remove``
-        or ``restore`` (:meth:`correct`, :meth:`add_tile`, :meth:`remove_tile`, :meth:`restore`)."""
+        """The dashboard's corrections by name: ``correct``, ``add`` (after ``index``, in its
+        exposure), ``add_new`` (after it, starting an exposure), ``remove`` or ``restore``
+        (:meth:`correct`, :meth:`add_tile`, :meth:`remove_tile`, :meth:`restore`)."""
         if action == "correct":
             self.correct(zone, index, code)
-        elif action == "add":
-            self.add_tile(zone, index, code)
+        elif action in ("add", "add_new"):
+            self.add_tile(zone, index, code, new=action == "add_new")
         elif action == "remove":
             self.remove_tile(zone, index)
         elif action == "restore":
             self.restore(zone)
         else:
-            raise ValueError(f"unknown correction {action!r}: expected correct, add, remove or restore")
+            raise ValueError(f"unknown correction {action!r}: expected correct, add, add_new, remove or restore")
 
     def restore(self, zone: str) -> None:
         """Forget the player's tiles added to and taken out of ``zone``: the camera's tiles again."""

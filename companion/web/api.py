@@ -90,15 +90,16 @@ def snapshot() -> Response:
 @bp.post("/api/correct")
 def correct() -> Response:
     """A tile put right (``code``), a tile the camera missed added after tile ``index``
-    (``action: "add"``, ``index`` -1 for first), a tile that is none taken out (``"remove"``), or
-    the rack's tiles as the camera read them again (``"restore"``)."""
+    (``action: "add"``, ``index`` -1 for first; ``"add_new"`` to start an exposure with it), a tile
+    that is none taken out (``"remove"``), or the rack's tiles as the camera read them again
+    (``"restore"``)."""
     body = _json_body()
     action = str(body.get("action", "correct"))
     try:
         zone, index = str(body["zone"]), int(body.get("index", -1) if action == "restore" else body["index"])
-        code = str(body["code"]) if action in ("correct", "add") else ""
+        code = str(body["code"]) if action in ("correct", "add", "add_new") else ""
     except (KeyError, TypeError, ValueError):
-        abort(400, description="expected {zone, index, code} (and an action: correct, add, remove or restore)")
+        abort(400, description="expected {zone, index, code} (and an action: correct, add, add_new, remove or restore)")
     try:
         _live().correct(zone, index, code, action)
     except KeyError as exc:

@@ -25,14 +25,16 @@ def _rules() -> RackRules:
     return rules
 
 
-def _seen(p1a: tuple[tuple[str, ...], ...], p1b_down: int = 13, p2a: tuple[tuple[str, ...], ...] = ()) -> TableObservation:
+def _seen(p1a: tuple[tuple[str, ...], ...], p1b_down: int = 13, p2a: tuple[tuple[str, ...], ...] = (),
+          p2a_down: int | None = None) -> TableObservation:
     """A frame as the table reader judges it (rules, then its count guard)."""
     def rack(name: str, exps: tuple[tuple[str, ...], ...], down: int, player: int) -> ZoneReading:
         tiles = tuple(t for e in exps for t in e)
         conf = (0.99,) * len(tiles)
         return ZoneReading(name, "rack", tiles, exps, down, player, name[-1], confidence=conf, own_confidence=conf)
     zones = {"P1-A": rack("P1-A", p1a, 0, 1), "P1-B": rack("P1-B", (), p1b_down, 1),
-             "P2-A": rack("P2-A", p2a, 14 - sum(map(len, p2a)), 2), "P2-B": rack("P2-B", (), 13, 2)}
+             "P2-A": rack("P2-A", p2a, 14 - sum(map(len, p2a)) if p2a_down is None else p2a_down, 2),
+             "P2-B": rack("P2-B", (), 13, 2)}
     ctx = RuleContext(get_variant("mjm"), AMERICAN, _rules().card)
     flags, mahjong = evaluate(zones, ctx)
     return TableObservation(zones, "fresh", tuple(guard_dead_calls(zones, flags, ctx)),
@@ -54,13 +56,56 @@ def test_an_edit_adds_a_tile_to_the_exposure_it_follows_and_takes_one_out() -> N
     tiles = tuple(t for e in SHORT for t in e)
     z = ZoneReading("P1-A", "rack", tiles, SHORT, uncertain=(12,), confidence=(0.9,) * 12 + (0.6,),
                     readings=(SHORT, (*SHORT[:4], ("8C", "8C", "9C"))))
-    got = edit_zone(z, ZoneEdit(tiles, frozenset({0}), ((12, "8C"), (-1, "J"))))
+    got = edit_zone(z, ZoneEdit(tiles, frozenset({0}), ((12, "8C", False), (-1, "J", False))))
     assert got.exposures == (("J", "F", "F"), ("2B", "2B"), ("4B", "4B", "4B"), ("6C", "6C"), ("8C", "8C", "8C", "8C"))
     assert got.uncertain == (12,)  # the weak tile keeps its place among the tiles
     assert got.confidence[0] == 1.0 and got.confidence[12] == 0.6 and got.confidence[13] == 1.0
     assert [r[-1] for r in got.readings] == [("8C", "8C", "8C", "8C"), ("8C", "8C", "9C", "8C")]
     pair = edit_zone(z, ZoneEdit(tiles, frozenset({3, 4})))
     assert pair.exposures == (("F", "F", "F"), ("4B", "4B", "4B"), ("6C", "6C"), ("8C", "8C", "8C"))
+
+
+def test_an_added_tile_may_start_an_exposure_which_the_tiles_added_after_it_join() -> None:
+    tiles = tuple(t for e in SHORT for t in e)
+    z = ZoneReading("P1-A", "rack", tiles, SHORT, readings=(SHORT,))
+    two = ((4, "5D", True), (4, "5D", False), (12, "J", True))
+    got = edit_zone(z, ZoneEdit(tiles, frozenset(), two))
+    assert got.exposures == (("F", "F", "F"), ("2B", "2B"), ("5D", "5D"), ("4B", "4B", "4B"), ("6C", "6C"),
+                             ("8C", "8C", "8C"), ("J",))
+    assert got.readings == (got.exposures,)
+    # one put first, before the camera's first tile, is an exposure of its own too
+    first = edit_zone(z, ZoneEdit(tiles, frozenset(), ((-1, "J", True),)))
+    assert first.exposures[:2] == (("J",), ("F", "F", "F"))
+
+
+def test_a_rack_missing_a_whole_exposure_is_judged_once_the_player_adds_it_as_one() -> None:
+    """P2-A read ``F F F`` with the pung of 4 Bams beside it missed: its player three tiles short
+    (a count hold).  Added after the flowers in their exposure, the six tiles make no group;
+    added as an exposure of their own, the rack is judged alive (the Tea Garden's start), through a
+    save and load.  A game saved before a tile could start an exposure loads as before."""
+    game = _game(_seen(SHORT, p2a=(TEA[0],), p2a_down=8))
+    assert ("unreadable", "count") in _flags(game, "P2-A")
+    game.act("add", "P2-A", 2, "4B")
+    for k in (3, 4):
+        game.add_tile("P2-A", k, "4B")
+    game.reapply()
+    assert game.last is not None and game.last.zones["P2-A"].exposures == (("F", "F", "F", "4B", "4B", "4B"),)
+    assert _flags(game, "P2-A") == [("unreadable", "")]  # a group of six: no exposure
+    game.restore("P2-A")
+    game.act("add_new", "P2-A", 2, "4B")
+    for k in (3, 4):
+        game.act("add", "P2-A", k, "4B")
+    game.reapply()
+    assert game.last.zones["P2-A"].exposures == (TEA[0], TEA[2]) and _flags(game, "P2-A") == []
+    saved = game.to_json()
+    again = LiveGame.from_json(saved, checker=_rules().flags)
+    again.reapply()
+    assert again.last is not None and again.last.zones["P2-A"].exposures == (TEA[0], TEA[2])
+    old = [item[:4] + [[a[:2] for a in item[4]]] if item[1:2] == ["edit"] else item for item in saved["corrections"]]
+    assert old != saved["corrections"]
+    before = LiveGame.from_json({**saved, "corrections": old}, checker=_rules().flags)
+    before.reapply()
+    assert before.last is not None and before.last.zones["P2-A"].exposures == (("F", "F", "F", "4B", "4B", "4B"),)
 
 
 def test_a_display_read_short_of_a_tile_is_scored_once_the_player_adds_it() -> None:

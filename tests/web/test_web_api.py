@@ -74,6 +74,18 @@ def test_a_tile_added_and_one_taken_out_then_the_camera_s_tiles_restored(client:
     assert [t["code"] for t in tiles()] == seen
 
 
+def test_a_tile_added_as_a_new_exposure_and_one_added_to_it(client: FlaskClient) -> None:
+    def rack() -> dict:
+        return next(r for r in client.get("/api/state").get_json()["racks"] if r["exposures"])
+
+    seen = rack()
+    last, zone = len(seen["tiles"]) - 1, seen["zone"]
+    for action, index in (("add_new", last), ("add", last + 1)):
+        body = {"zone": zone, "index": index, "code": "n", "action": action}
+        assert client.post("/api/correct", json=body).status_code == 200
+    assert rack()["exposures"] == [*seen["exposures"], ["N", "N"]]
+
+
 @pytest.mark.parametrize(("body", "status", "words"), [
     ({"zone": "discards", "index": 0, "code": "ZZ"}, 400, "ZZ"),
     ({"zone": "nowhere", "index": 0, "code": "N"}, 404, "nowhere"),
@@ -81,6 +93,7 @@ def test_a_tile_added_and_one_taken_out_then_the_camera_s_tiles_restored(client:
     ({"zone": "discards"}, 400, "expected"),
     ({"zone": "discards", "index": 0, "code": "N", "action": "swap"}, 400, "swap"),
     ({"zone": "discards", "index": 0, "action": "add"}, 400, "expected"),
+    ({"zone": "discards", "index": 0, "action": "add_new"}, 400, "expected"),
     ({"zone": "discards", "index": 0, "code": "ZZ", "action": "add"}, 400, "ZZ"),
     ({"zone": "discards", "index": 99, "action": "remove"}, 404, "99"),
 ])

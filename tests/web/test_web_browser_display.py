@@ -94,3 +94,28 @@ def test_a_display_read_short_of_a_tile_is_scored_once_the_player_adds_it_on_the
         page.locator('.rack[data-zone="P1-A"] button.restore').click()
         page.locator(mj).wait_for(state="detached")
         assert page.locator('.rack[data-zone="P1-A"] button.tile.added').count() == 0
+
+
+def test_a_whole_exposure_the_camera_missed_is_added_on_the_page_as_one(browser: object, tmp_path: Path) -> None:
+    """P2-A shows ``F F F`` with its pung of 4 Bams missed.  With the rack's "+ tile" the player
+    adds a 4 Bam as a new exposure, then two more to the last exposure: the page shows two
+    exposures, the pung apart from the flowers, after a reload too."""
+    zones = {"P1-A": {"kind": "rack", "player": 1, "hand": "A", "tiles": [], "exposures": [], "face_down": 14},
+             "P1-B": {"kind": "rack", "player": 1, "hand": "B", "tiles": [], "exposures": [], "face_down": 13},
+             "P2-A": {"kind": "rack", "player": 2, "hand": "A", "tiles": ["F", "F", "F"], "exposures": [["F", "F", "F"]],
+                      "face_down": 8},
+             "P2-B": {"kind": "rack", "player": 2, "hand": "B", "tiles": [], "exposures": [], "face_down": 13}}
+    exposures = '.rack[data-zone="P2-A"] .exposure'
+    with served_page(browser, replayed_live(tmp_path, zones, [], {})) as (page, url):
+        page.goto(url)
+        for button in ("#correct-plus-new", "#correct-plus", "#correct-plus"):
+            before = page.locator('.rack[data-zone="P2-A"] button.tile').count()
+            page.locator('.rack[data-zone="P2-A"] button.add-tile').click()
+            assert page.locator("#correct-add-new").is_hidden() and page.locator("#correct-plus-new").is_visible()
+            page.fill("#correct-code", "4b")
+            page.click(button)
+            page.locator(f'.rack[data-zone="P2-A"] button.tile[data-index="{before}"]').wait_for()
+        page.reload()
+        page.locator(f"{exposures} >> nth=1").wait_for()
+        assert [e.inner_text().split() for e in page.locator(exposures).all()] == [["F"] * 3, ["4B"] * 3]
+        assert page.locator('.rack[data-zone="P2-A"] button.tile.added').count() == 3

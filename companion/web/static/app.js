@@ -55,7 +55,7 @@ function renderRacks(s) {
     const viable = r.viable ? `<details><summary>${r.viable.length} card hands still possible</summary><ul>${r.viable.map((h) => `<li>${esc(h.name || h.hand)}${h.missing !== undefined ? ` <span class="small">(${h.missing} missing)</span>` : ""}</li>`).join("")}</ul></details>` : "";
     return `<article class="card rack ${r.status}" data-zone="${esc(r.zone)}">
       <h3>${esc(r.zone)} ${r.player != null ? `<span class="small">player ${r.player}</span>` : ""} <span class="badge ${r.status}">${r.status}</span></h3>
-      <div class="tiles">${zoneTiles(r) || '<span class="small">no exposures</span>'}<button class="add-tile" data-zone="${esc(r.zone)}" data-index="${r.tiles.length - 1}" title="add a tile the camera missed">+ tile</button></div>
+      <div class="tiles">${zoneTiles(r) || '<span class="small">no exposures</span>'}<button class="add-tile" data-zone="${esc(r.zone)}" data-index="${r.tiles.length - 1}" title="add a tile the camera missed, to the last exposure or as a new one">+ tile</button></div>
       ${editsLine(r)}${mahjongLine(r.mahjong)}${r.face_down ? `<p class="small">${r.face_down} face down</p>` : ""}${viable}</article>`;
   }).join("");
   $("discards").innerHTML = s.discards.map((d) => `<div><b>${esc(d.zone)}</b> <span class="tiles">${d.tiles.map((t) => tileHtml(d.zone, t)).join("")}</span></div>`).join("") || '<span class="small">none yet</span>';
@@ -115,8 +115,8 @@ document.addEventListener("click", async (ev) => {
     $("correct-what").textContent = plus ? "" : `${tile.dataset.code} (${pending.zone} #${pending.index + 1})`;
     $("correct-prompt").textContent = plus ? `Add a tile the camera missed to ${pending.zone}:` : "Correct";
     $("correct-to").hidden = plus;
-    ["correct-ok", "correct-add", "correct-remove"].forEach((id) => { $(id).hidden = plus; });
-    $("correct-plus").hidden = !plus;
+    ["correct-ok", "correct-add", "correct-add-new", "correct-remove"].forEach((id) => { $(id).hidden = plus; });
+    ["correct-plus", "correct-plus-new"].forEach((id) => { $(id).hidden = !plus; });
     $("correct-code").value = "";
     $("correct-error").textContent = "";
     $("correct-dialog").showModal();
@@ -137,7 +137,8 @@ $("correct-form").addEventListener("submit", async (ev) => {
   const how = ev.submitter ? ev.submitter.value : "ok";
   if (how === "cancel") return;
   ev.preventDefault();
-  const action = pending.plus ? "add" : {ok: "correct", add: "add", remove: "remove"}[how];
+  // Enter in the code box submits as the first button, "Correct", hidden when adding to a rack
+  const action = pending.plus && how === "ok" ? "add" : {ok: "correct", add: "add", add_new: "add_new", remove: "remove"}[how];
   try {
     await post("/api/correct", {zone: pending.zone, index: pending.index, action, code: $("correct-code").value});
     $("correct-dialog").close();
