@@ -78,7 +78,9 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
                     off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
     out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)]
     for name, why in off.items():
-        out.append(Flag("unreadable", name, f"{name}: not judged while {why} (a tile may be hidden or misread)",
+        # a display is still scored (it makes a hand on any count); only a call in error waits
+        what = "a Mah Jongg here is not called in error" if len(zones[name].tiles) >= MJ_SIZE else "not called dead"
+        out.append(Flag("unreadable", name, f"{name}: {what} while {why} (a tile may be hidden or misread)",
                         cause="count"))
     return out
 

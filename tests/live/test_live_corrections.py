@@ -213,3 +213,15 @@ def test_bad_edits_are_refused_by_name() -> None:
         else:
             raise AssertionError("a bad code or action was taken")
     assert len(game.corrections) == 0
+
+
+def test_a_count_hold_says_what_it_withholds_on_a_display_and_on_a_rack_in_play() -> None:
+    """A player's count off: a display is still scored, so its hold says a call in error waits,
+    not that the rack is not judged; a rack in play's hold says a dead call waits."""
+    seen = _seen(TEA, p1b_down=16, p2a=(("5D", "5D", "5D"),), p2a_down=9)
+    why = {f.zone: f.message for f in seen.flags if f.cause == "count"}
+    assert seen.mahjong["P1-A"] is not None and seen.mahjong["P1-A"]["hand"] == "ev1"
+    assert why == {"P1-A": "P1-A: a Mah Jongg here is not called in error while player 1 shows 30 tiles, not 27 or 28 "
+                           "(a tile may be hidden or misread)",
+                   "P2-A": "P2-A: not called dead while player 2 shows 25 tiles, not 27 or 28 "
+                           "(a tile may be hidden or misread)"}

@@ -123,7 +123,7 @@ def test_a_display_held_for_its_players_count_is_scored_but_never_called_in_erro
     hold; confirmed as read, it makes no hand and is left unjudged.  The hold stays, and its cause
     survives the game being saved and loaded."""
     read = (TEA[0], ("2B", "3B"), *TEA[2:])
-    hold = (Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 31 tiles", cause="count"),)
+    hold = (Flag("unreadable", "P1-A", "P1-A: a Mah Jongg here is not called in error while player 1 shows 31 tiles", cause="count"),)
     game = _game(_table(_display(read, {4: 0.6}), hold))
     again = LiveGame.from_json(game.to_json(), checker=_rules().flags)
     for g in (game, again):

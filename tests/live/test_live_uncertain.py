@@ -56,7 +56,7 @@ def test_a_correction_does_not_judge_a_player_whose_count_is_off() -> None:
     game = LiveGame(checker=rules.flags)
     obs = _rack((DEAD[0], ("RD", "GD", "RD")), uncertain=(5,))
     zone = replace(obs.zones["P1-A"], confidence=(0.9,) * 5 + (0.4, 0.9), own_confidence=(0.9,) * 5 + (0.3, 0.9))
-    count = Flag("unreadable", "P1-A", "P1-A: not judged while player 1 shows 25 tiles", cause="count")
+    count = Flag("unreadable", "P1-A", "P1-A: not called dead while player 1 shows 25 tiles", cause="count")
     game.observe(TableObservation({"P1-A": zone}, "fresh", obs.flags + (count,)))
     game.correct("P1-A", 5, "RD")
     game.reapply()
