@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any, Protocol
 
 import cv2
@@ -26,6 +27,7 @@ from companion.rules.variants import get_variant
 from companion.table_extents import refit_racks
 from companion.table_flags import RuleContext, evaluate, rack_flags
 from companion.table_guards import (
+    found_apart,
     guard_dead_calls,
     guard_overexposed,
     guard_weak_frame,
@@ -42,7 +44,7 @@ from companion.table_types import (
     TableObservation,
     ZoneReading,
 )
-from companion.table_zones import read_zones, turn_loose_tiles
+from companion.table_zones import read_zones, turn_loose_tiles, zone_names
 from vision.blanks import blank_faces
 from vision.calibrate import Calibration, Calibrator
 from vision.layout import Layout
@@ -179,8 +181,7 @@ class TableReader:
             import inspect
 
             try:
-                params = inspect.signature(self.recognizer.detect).parameters
-                self._takes_tile_px = "tile_px" in params
+                self._takes_tile_px = "tile_px" in inspect.signature(self.recognizer.detect).parameters
             except (TypeError, ValueError):
                 self._takes_tile_px = False
         if self._takes_tile_px:
@@ -221,10 +222,8 @@ class TableReader:
                                             np.asarray(objectness, np.float32).reshape(-1), top, to_table)
             snapped = self.snap_quads(calibration.to_image(in_mm.astype(np.float32)), calibration)
             det = blank_faces(frame, classify(frame, snapped, tile_px=self.tile_px(calibration)))
-            meta = {"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
-                    "crop": [x0, y0, x1, y1]}
-            return Detections(det.boxes, det.quads, det.codes, det.confidence, det.embeddings, meta, det.probs,
-                              det.classes)
+            return replace(det, meta={"ms": round((time.perf_counter() - t0) * 1000, 2), "objectness": objectness,
+                                      "crop": [x0, y0, x1, y1], "blank": det.meta["blank"]})
         tile_px = self.tile_px(calibration)
         shift = np.array([x0, y0], np.float32)
         det = self._detect(np.ascontiguousarray(frame[y0:y1, x0:x1]), tile_px)
@@ -295,7 +294,8 @@ class TableReader:
         flags = guard_dead_calls(zones, flags, self.ctx)
         if frame is not None:
             flags = self._check_dead_calls(frame, detections, calibration, zones, flags, known)
-        flags, mahjong = guard_weak_frame(zones, flags, mahjong)
+        apart = found_apart(detections, zone_names(self.layout, detections, calibration))  # faces found among the backs
+        flags, mahjong = guard_weak_frame(zones, flags, mahjong, apart)
         if frame is not None:
             flags, mahjong = guard_overexposed(frame, detections, zones, flags, mahjong)
         flags += self._exchange_flags(zones)
@@ -312,8 +312,7 @@ class TableReader:
         """The detections lying in ``racks`` (their indexes) and ``det`` with their readings taken
         from the recogniser's second reader (``check``), within the set's codes; None without one."""
         check = getattr(self.recognizer, "check", None)
-        names = np.array([z.name for z in self.layout.zones] + [""])
-        rows = np.flatnonzero(np.isin(names[self.layout.assign(calibration.to_table(det.centres))], list(racks)))
+        rows = np.flatnonzero(np.isin(zone_names(self.layout, det, calibration), list(racks)))
         second = check(self._without_lamp(frame), det.quads[rows]) if len(rows) and callable(check) else None
         return rows, None if second is None else fold_to_set(with_rows(det, rows, second), set(self.ctx.tileset.counts))
 

@@ -355,6 +355,11 @@ def _backs_among_faces(det: Detections, centres: npt.NDArray[np.float32],
     return out
 
 
+def zone_names(layout: Layout, det: Detections, calibration: Calibration) -> npt.NDArray[np.str_]:
+    """The name of the layout zone each detection lies in ("" for none)."""
+    return np.array([z.name for z in layout.zones] + [""])[layout.assign(calibration.to_table(det.centres))]
+
+
 def read_zones(layout: Layout, det: Detections, calibration: Calibration, min_confidence: float = MIN_CONFIDENCE,
                chows: bool = False, choose: Chooser = _first, jokers: bool = True,
                only: Collection[str] | None = None) -> dict[str, ZoneReading]:

@@ -95,5 +95,11 @@ def white_backs(image_bgr: npt.NDArray[np.uint8], det: Detections) -> npt.NDArra
 
 def blank_faces(image_bgr: npt.NDArray[np.uint8], det: Detections) -> Detections:
     """``det`` with its backs that are white faces (:func:`white_backs`) read as the classifier's
-    next choice, as sure as it is given that they are no back (:func:`vision.backs.without_class`)."""
-    return without_class(det, white_backs(image_bgr, det), BACK)
+    next choice, as sure as it is given that they are no back (:func:`vision.backs.without_class`);
+    ``meta["blank"]`` marks them (one bool a tile), for the weak-frame guard
+    (:func:`companion.table_guards.guard_weak_frame`)."""
+    rows = white_backs(image_bgr, det)
+    out = without_class(det, rows, BACK)
+    blank = np.zeros(len(det), bool)
+    blank[rows] = True
+    return replace(out, meta={**out.meta, "blank": blank})

@@ -15,6 +15,11 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
 
+PER_TILE_META = ("objectness", "blank")
+"""Keys of :attr:`Detections.meta` holding one value per tile, which follow the tiles when they are
+indexed: the localiser's ``objectness``, and ``blank`` (:func:`vision.blanks.blank_faces`: a face
+found among the backs by its colour)."""
+
 
 @dataclass(frozen=True)
 class Detections:
@@ -81,9 +86,10 @@ class Detections:
 
     def __getitem__(self, index: Any) -> Detections:
         meta = dict(self.meta)
-        per_tile = meta.get("objectness")
-        if isinstance(per_tile, np.ndarray) and per_tile.shape[:1] == (len(self),):
-            meta["objectness"] = per_tile[index]  # one value per tile: it follows the tiles
+        for key in PER_TILE_META:
+            per_tile = meta.get(key)
+            if isinstance(per_tile, np.ndarray) and per_tile.shape[:1] == (len(self),):
+                meta[key] = per_tile[index]  # one value per tile: it follows the tiles
         return Detections(
             boxes=self.boxes[index],
             quads=self.quads[index],

@@ -79,6 +79,26 @@ def test_white_dragons_drawn_as_a_bare_frame_are_not_counted_as_backs(reader: Ta
     assert z.tiles[-4:] == ("WD",) * 4 and z.face_down == 3
 
 
+def test_white_dragons_found_among_the_backs_do_not_tip_the_frame_into_the_weak_guard(reader: TableReader) -> None:
+    """The benchmark's table 45 at 1280x720 in the Symbola font: the white dragons found among the
+    backs read weakly, and counted with the faces they made 17 of the frame's 42 face-up tiles
+    weak, over two in five, so the display on P1-A, read right, was not scored.  Left out of the
+    share, the frame is judged and the display scored (``companion.table_guards.found_apart``)."""
+    from companion.rules.card import load_card
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene
+    from vision.render import random_view, render_table
+
+    layout, card = table().layout, load_card(REPO / "calibration" / "cards" / "example.mjcard")
+    fresh = TableReader(layout, reader.recognizer, card=card, variant="mjm")
+    scene = make_scene(layout, card, fresh.ctx.tileset, 45)
+    frame = render_table(layout, scene, seed=45, view=random_view(45, (1280, 720)),
+                         faces=table_faces("font-symbola")).image
+    obs = fresh.read(frame)
+    assert [f for f in obs.flags if f.cause == "frame"] == []
+    assert obs.mahjong["P1-A"] is not None and obs.mahjong["P1-A"]["hand"] == "qn4"
+
+
 @pytest.mark.parametrize("lamp", ["warm", "dim"])
 @pytest.mark.parametrize("seed", [10, 25])
 def test_a_table_under_a_lamp_reads_as_it_does_in_daylight(reader: TableReader, seed: int, lamp: str) -> None:

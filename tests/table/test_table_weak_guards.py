@@ -11,7 +11,7 @@ from table_helpers import CARD, CLASSES, exps, flags_of, player, probs, read, ta
 
 from companion.rules.matcher import rack_viability
 from companion.table import MIN_CONFIDENCE, TableReader
-from companion.table_guards import WEAK_FRAME_SHARE
+from companion.table_guards import WEAK_FRAME_SHARE, found_apart
 from vision.layout import load_layout
 from vision.types import Detections
 
@@ -34,6 +34,28 @@ def test_a_frame_mostly_read_weakly_is_not_judged(weak: int) -> None:
         frame = [f for f in obs.flags if f.kind == "unreadable" and f.cause == "frame"]
         assert sorted(f.zone for f in frame) == ["P1-A", "P1-B"]
         assert all(f"{weak} of the 18 face-up tiles" in f.message and "companion enroll" in f.message for f in frame)
+
+
+@pytest.mark.parametrize("found", [0, 3, 4])
+def test_faces_found_among_the_backs_by_their_colour_are_left_out_of_the_weak_share(found: int) -> None:
+    """The frame above with 9 of its 18 face-up tiles weak, ``found`` of them faces the classifier
+    read as backs and their colour showed to be faces (``meta["blank"]``, vision.blanks): left
+    out, 5 weak of 14 is under two in five and the dead hand is called; 6 of 15 is not."""
+    r = table(player("P1", exps("8C 8C J"), exps("N N N", "E E E")), discards="1B 2B 3B 4B 5B 6B 7B 8B 9B")
+    loose = [i for i, t in enumerate(r.tiles) if t.zone == "discards"]
+    det = r.detections()
+    conf, blank = det.confidence.copy(), np.zeros(len(det), bool)
+    conf[loose] = 0.3
+    blank[loose[:found]] = True
+    given = Detections(det.boxes, det.quads, det.codes, conf, meta={"blank": blank})
+    obs = TableReader(r.layout, card=CARD).read(r.image, given)
+    frame = [f.zone for f in obs.flags if f.cause == "frame"]
+    if found == 4:
+        assert flags_of(obs, "wrong_rack") == ["P1-B"] and frame == []
+    else:
+        assert flags_of(obs, "wrong_rack") == [] and sorted(frame) == ["P1-A", "P1-B"]
+    assert found_apart(given, np.where(blank, "discards", "P1-A")) == ({"discards": (found, found)} if found else {})
+    assert given[np.array(loose[2:5])].meta["blank"].tolist() == [found > 2, found > 3, False]  # follows the tiles
 
 
 @pytest.mark.parametrize("total, weak", [(29, 0), (29, 1), (30, 1), (30, 2), (25, 2)])

@@ -317,6 +317,7 @@ def test_a_white_face_read_as_a_back_among_coloured_backs_is_read_as_a_face() ->
     assert blanks.white_backs(img, det).tolist() == [6]
     out = blanks.blank_faces(img, det)
     assert out.codes.tolist() == ["5D"] * 3 + ["BK"] * 3 + ["WD"]
+    assert out.meta["blank"].tolist() == [False] * 6 + [True]  # for the weak-frame guard
     assert out.confidence[6] == pytest.approx(0.07 / 0.14, abs=1e-3)  # weak: the rack is checked
     img, quads = drawn([white] * 3 + [cream] * 4)  # a set whose backs are the faces' colour
     det = Detections.from_quads(quads, codes, probs.max(axis=1), probs=probs, classes=classes)
