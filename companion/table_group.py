@@ -118,7 +118,10 @@ def _cut_default(codes: Sequence[str], segments: list[list[int]]) -> list[bool]:
     """For each soft gap between ``segments`` (positions into ``codes``): cut there by default?
 
     Two sides of one kind (or a side of jokers only) are one exposure split by the localiser's
-    error: an exposure is one kind plus jokers, and no hand exposes the same tile twice.
+    error: an exposure is one kind plus jokers, and no hand exposes the same tile twice.  Nor is
+    a soft gap cut before jokers that a group too short to be an exposure needs, where the kind
+    after them makes one without them (``8B 8B`` soft gap ``J 6B 6B 6B 6B``: read as touching,
+    the rule's ``8B 8B J | 6B 6B 6B 6B``, not a pair; sixty-fourth session, :func:`_short_before_jokers`).
     """
     def kinds(seg: list[int]) -> list[str]:
         return [codes[i] for i in seg if codes[i] != JOKER]
@@ -126,8 +129,27 @@ def _cut_default(codes: Sequence[str], segments: list[list[int]]) -> list[bool]:
     cuts = []
     for left, right in zip(segments, segments[1:], strict=False):
         a, b = kinds(left), kinds(right)
-        cuts.append(bool(a and b and a[-1] != b[0]))
+        cuts.append(bool(a and b and a[-1] != b[0]) and not _short_before_jokers([codes[i] for i in left],
+                                                                                 [codes[i] for i in right]))
     return cuts
+
+
+def _short_before_jokers(left: list[str], right: list[str]) -> bool:
+    """``left``'s last group (its last kind and the jokers among it) is under a pung (3), and with the
+    jokers that start ``right`` it is one, while the rest of ``right``'s first kind makes one too."""
+    jokers = next((k for k, c in enumerate(right) if c != JOKER), len(right))
+    kind = next((c for c in reversed(left) if c != JOKER), None)
+    tail = 0
+    for c in reversed(left):
+        if c not in (kind, JOKER):
+            break
+        tail += 1
+    rest = 0
+    for c in right[jokers:]:
+        if c not in (right[jokers], JOKER):
+            break
+        rest += 1
+    return 0 < jokers and tail < 3 <= tail + jokers and rest >= 3  # 3: a pung
 
 
 def run_options(tiles: Sequence[SeenTile], row: Sequence[int], limit: int = 16) -> list[list[list[int]]]:

@@ -97,6 +97,24 @@ def test_each_gap_is_judged_on_the_runs_it_parts_before_any_join() -> None:
     assert [[0, 1, 2], [3], [4, 5]] in options
 
 
+@pytest.mark.parametrize(("codes", "gaps", "groups"), [
+    # a soft gap (1.21 widths) before a joker that the short group before it needs: read touching
+    ("8B 8B J 6B 6B 6B 6B", [1, 5, 1, 1, 1, 1], [[0, 1, 2], [3, 4, 5, 6]]),
+    ("S J S S S 8B 8B J 6B 6B 6B 6B", [1, 1, 1, 1, 5, 1, 5, 1, 1, 1, 1], [[0, 1, 2, 3, 4], [5, 6, 7], [8, 9, 10, 11]]),
+    # cut as before: the group before is whole, the kind after is no pung without the joker, or apart
+    ("8B 8B 8B J 6B 6B 6B", [1, 1, 5, 1, 1, 1], [[0, 1, 2], [3, 4, 5, 6]]),
+    ("8B 8B J 6B 6B", [1, 5, 1, 1], [[0, 1], [2, 3, 4]]),
+    ("8B 8B J 6B 6B 6B 6B", [1, 20, 1, 1, 1, 1], [[0, 1], [2, 3, 4, 5, 6]]),
+])
+def test_a_soft_gap_is_not_cut_before_the_jokers_a_short_group_needs(codes: str, gaps: list[float],
+                                                                     groups: list[list[int]]) -> None:
+    """A gap the localiser may have widened (within SOFT_GAP) before a joker: read as touching,
+    as the grouping rule reads touching tiles, where the group before it is too short to be an
+    exposure and the kind after the joker makes one without it (``american:km-jade`` table 28 at
+    1920x1080: ``8B 8B J`` was read ``8B 8B | J 6B 6B 6B 6B`` and a pair was flagged)."""
+    assert group_exposures(_row(codes, gaps)) == groups
+
+
 def test_a_runs_end_is_open_only_towards_a_near_run() -> None:
     """Runs 6 mm (1.25 widths, centre to centre) and 12 mm (1.5) apart may be one exposure split by the localiser;
     20 mm (1.83) apart they are not: the chain weighs an exposure's length only at closed ends."""
