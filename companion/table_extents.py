@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from companion.table_group import SeenTile, order_rows
-from companion.table_runs import refit_extents, refit_runs
+from companion.table_runs import RUN_JOINT_MM, RUN_SLACK, refit_extents, refit_runs
 from companion.table_types import MIN_PITCH, TILE_MM
 from vision.layout import Layout, Zone
 
@@ -46,6 +46,14 @@ EXTENT_FAR_REACH = 14.0
 """... and where a stretch of tile runs out of that span, sampled again this far past (within
 the rack's zone): a long row of backs on a far rack, where the localiser found 2 of 8 tiles at
 one end (Royale 4-handed, 1280x720, table 3; sixty-second session)."""
+ROW_PITCH_MM = TILE_MM[1] + 2.0
+"""A rack's two rows (its exposures and its face-down tiles) lie this far apart, middle to middle,
+across the rack (:func:`missed_row`)."""
+MISSED_ROW_CONTRAST = 0.7
+"""A stretch of a rack row the localiser found nothing on is laid as tiles only where its samples'
+median distance from the table's colour is this share of the rack's other row's tiles' or more
+(:func:`missed_row`): real rows the localiser missed measured 0.85-1.5 of it, the felt's own
+texture on a light set's table 0.44-0.48 (Royale 4-handed, sixty-fourth session)."""
 EXTENT_MIN_CONTRAST = 30.0
 """A row whose tiles differ from the table by less than this (CIELAB distance, 8-bit scale,
 median over the detections) is not measured: tiles and table too alike to find the tiles' ends."""
@@ -153,12 +161,14 @@ def _sample_row(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axi
 
 
 def _stretches(us: npt.NDArray[np.float64], dist: npt.NDArray[np.float32], lo: npt.NDArray[np.float64],
-               hi: npt.NDArray[np.float64]) -> tuple[list[list[int]], npt.NDArray[np.bool_]]:
+               hi: npt.NDArray[np.float64], contrast: float | None = None) -> tuple[list[list[int]], npt.NDArray[np.bool_]]:
     """The stretches of tile in a row's profile (:func:`row_profile`), as ``[start, stop)``
     sample indexes (none where the row's tiles are too like the table), and which samples are
-    bare table."""
-    covered = ((us[:, None] >= lo[None, :]) & (us[:, None] <= hi[None, :])).any(axis=1)
-    contrast = float(np.median(dist[covered])) if covered.any() else 0.0
+    bare table.  The tiles' ``contrast`` is measured where the detections lie (``lo``/``hi``)
+    unless given."""
+    if contrast is None:
+        covered = ((us[:, None] >= lo[None, :]) & (us[:, None] <= hi[None, :])).any(axis=1)
+        contrast = float(np.median(dist[covered])) if covered.any() else 0.0
     if contrast < EXTENT_MIN_CONTRAST:
         return [], dist < EXTENT_NOISE
     tile = dist > EXTENT_TILE * contrast
@@ -173,6 +183,33 @@ def _stretches(us: npt.NDArray[np.float64], dist: npt.NDArray[np.float32], lo: n
         else:
             merged.append([s, e])
     return merged, table
+
+
+def missed_row(top: npt.NDArray[np.uint8], to_top: npt.NDArray[np.float64], axis: npt.NDArray[np.float64],
+               perp: npt.NDArray[np.float64], line: float, bounds: tuple[float, float],
+               background: npt.NDArray[np.float32], contrast: float) -> list[float]:
+    """Where along a rack row that the localiser found no tile on (``line``, mm across the rack)
+    tiles lie all the same: the row sampled across the zone (``bounds``, mm along it), its
+    stretches of tile against the table's colour (as :func:`row_profile`, at the ``contrast`` of
+    the rack's other row, and as far from the table as :data:`MISSED_ROW_CONTRAST` of it) that
+    end on table and are a whole number of tiles long (within
+    :data:`~companion.table_runs.RUN_SLACK` of one, touching
+    :data:`~companion.table_runs.RUN_JOINT_MM` apart, as a run is recounted from its extent);
+    those tiles' centres, laid evenly over each.  Royale 4-handed with the demo's set,
+    1920x1080, table 1: a rack's 12 backs beside its exposure, none found, and its player called
+    12 tiles short (sixty-fourth session)."""
+    if contrast < EXTENT_MIN_CONTRAST:
+        return []
+    us, dist = _sample_row(top, to_top, axis, perp, line, bounds[0], bounds[1], background)
+    spans, _ = _stretches(us, dist, us[:0], us[:0], contrast)
+    pitch, out = TILE_MM[0] + RUN_JOINT_MM, []
+    for s, e in spans:
+        length = float(us[e - 1] - us[s]) + 1.0 + RUN_JOINT_MM  # n tiles and the n - 1 joints between
+        n = round(length / pitch)
+        if s > 0 and e < len(us) and n >= 1 and abs(length / pitch - n) <= RUN_SLACK \
+                and float(np.median(dist[s:e])) >= MISSED_ROW_CONTRAST * contrast:
+            out += [float(us[s]) - 0.5 + (k + 0.5) * length / n for k in range(n)]
+    return out
 
 
 def _row_fits(
@@ -233,7 +270,8 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
             background = zone_background(top, to_top, zone, quads_mm[idx])
         reach = np.asarray(zone.polygon_mm, np.float64) @ axis
         bounds = (float(reach.min()), float(reach.max()))
-        for row in order_rows(seen):
+        rows = order_rows(seen)
+        for row in rows:
             profile = None
             if background is not None and top is not None and to_top is not None:
                 mid = float(np.median(across[row]))
@@ -244,6 +282,15 @@ def refit_racks(layout: Layout, quads_mm: npt.NDArray[np.float64], weight: npt.N
                 mid = float(np.median(across[[row[i] for i in run]]))
                 new_q += [axis * u + perp * mid + corners for u in placed]
                 new_w += [float(np.mean(weight[members]))] * len(placed)
+        if len(rows) == 1 and background is not None and top is not None and to_top is not None:
+            # the rack's other row, where the localiser found nothing: its tiles found on the picture
+            mid, side = float(np.median(across[rows[0]])), np.asarray(zone.polygon_mm, np.float64) @ perp
+            _, dist = _sample_row(top, to_top, axis, perp, mid, float(lo.min()), float(hi.max()), background)
+            for line in (mid - ROW_PITCH_MM, mid + ROW_PITCH_MM):
+                if side.min() <= line - h / 2 + 2 and line + h / 2 - 2 <= side.max():
+                    placed = missed_row(top, to_top, axis, perp, line, bounds, background, float(np.median(dist)))
+                    new_q += [axis * u + perp * line + corners for u in placed]
+                    new_w += [float(np.median(weight[idx]))] * len(placed)
     if not new_q:  # nothing laid again; phantoms, if any, dropped
         return quads_mm[keep], weight[keep]
     return (np.concatenate([quads_mm[keep], np.asarray(new_q, np.float64)]),

@@ -60,6 +60,33 @@ def test_a_run_is_counted_from_the_picture_where_the_boxes_miss_a_tile(reader: T
     assert [f for f in obs.flags if f.kind == "tile_count"] == []
 
 
+@pytest.mark.parametrize(("seed", "tiles", "down"), [
+    (27, ("2C",) * 4, 8),  # the exposure row: nothing found on it
+    (10, None, 7),  # the backs' row: nothing found on it, the player 7 short
+])
+def test_a_rack_row_the_localiser_found_nothing_on_is_found_on_the_picture(
+        reader: TableReader, seed: int, tiles: tuple[str, ...] | None, down: int) -> None:
+    """Royale 4-handed at 1280x720 with ``american:km-jade`` faces, the benchmark's tables 27 and
+    10: on P2-A (far across the
+    frame) the localiser found one of the rack's two rows and nothing on the other; the other
+    row is sampled on the picture, and its stretch of tile laid as tiles and read
+    (``companion.table_extents.missed_row``)."""
+    from companion.rules.card import load_card
+    from scripts.bench_table import REPO, table_faces
+    from scripts.bench_table_scenes import make_scene
+    from vision.layout import load_layout
+    from vision.render import random_view, render_table
+
+    layout, card = load_layout("royale-4"), load_card(REPO / "calibration" / "cards" / "example.mjcard")
+    fresh = TableReader(layout, reader.recognizer, card=card, variant="mjm")
+    scene = make_scene(layout, card, fresh.ctx.tileset, seed)
+    assert scene.racks["P2-A"].face_down == down
+    frame = render_table(layout, scene, seed=seed, view=random_view(seed, (1280, 720)),
+                         faces=table_faces("american:km-jade")).image
+    z = fresh.read(frame).zones["P2-A"]
+    assert z.face_down == down and (tiles is None or z.tiles == tiles)
+
+
 def test_white_dragons_drawn_as_a_bare_frame_are_not_counted_as_backs(reader: TableReader) -> None:
     """The benchmark's table 25 at 1280x720 in the Symbola font, whose white dragon is a bare
     frame: the display's four white dragons were read as backs (10 tiles face up, 7 face down),
