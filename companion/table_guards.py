@@ -20,6 +20,9 @@ from companion.table_types import MIN_CONFIDENCE, Flag, ZoneReading
 from vision.light import OVEREXPOSED, clipped_share
 from vision.types import Detections
 
+SMALL_GROUP = 3
+"""An exposure under this many tiles (a pung) is too small for any group (:func:`guard_dead_calls`)."""
+
 WEAK_FRAME_SHARE = 0.40
 """A frame in which this share of the face-up tiles read weakly (under the reader's minimum
 confidence) is not judged at all: a classifier unsure of two tiles in five is out of its depth (an
@@ -67,16 +70,26 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
     back keeps no hand from being judged"); a count short by no more than its backs not counted as
     stray (``ZoneReading.stray_backs``) is not off either.  (A rack with an uncertain tile is judged only when
     every plausible reading of it is dead: :func:`companion.table_flags.rack_flags`.)
+
+    A player shown short is not flagged for an exposure of one or two tiles either (a pair, a
+    joker in a pair: :data:`SMALL_GROUP`): the tiles missed may be its own.  ``american:km-jade``,
+    1920x1080, table 65 of 200: a kong of 1 Dots read as two tiles, its player one short, was
+    flagged "[1D 1D] is an exposure of 2 tile(s)" (sixty-fourth session).
     """
     if not ctx.count_backs:
         return flags
     off: dict[str, str] = {}
+    small: set[tuple[str, str]] = set()  # a short player's racks, each exposure of one or two tiles
     for p, (total, expected, racks) in player_totals(zones, ctx).items():
         if not expected - sum(z.stray_backs for z in racks) <= total <= expected + 1 + sum(z.weak_backs for z in racks):
             for z in racks:
                 if z.exposures:
                     off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
-    out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)]
+                if total < expected:
+                    small |= {(z.name, f"{z.name}: [{' '.join(e)}]") for e in z.exposures if len(e) < SMALL_GROUP}
+    out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)
+           and not (f.kind in ("tile_count", "joker") and not f.cause and f.zone is not None
+                    and any(f.message.startswith(m) for name, m in small if name == f.zone))]
     for name, why in off.items():
         # a display is still scored (it makes a hand on any count); only a call in error waits
         what = "a Mah Jongg here is not called in error" if len(zones[name].tiles) >= MJ_SIZE else "not called dead"

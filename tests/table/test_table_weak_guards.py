@@ -300,3 +300,31 @@ def test_a_player_is_not_called_short_while_one_of_their_racks_shows_no_tile() -
     assert [f.kind for f in totals_flags(seen, ctx)] == ["tile_count"]  # 17 tiles, both racks seen: short
     over = {**missed, "P2-A": ZoneReading("P2-A", "rack", (), (), face_down=30, player=2, hand="A")}
     assert [f.kind for f in totals_flags(over, ctx)] == ["tile_count"]  # too many is judged as before
+
+
+@pytest.mark.parametrize("pair", [("1D", "1D"), ("7B", "J")])
+@pytest.mark.parametrize(("down", "flagged"), [(14, False), (15, True), (17, True)])
+def test_a_short_player_is_not_flagged_for_an_exposure_of_one_or_two_tiles(
+        pair: tuple[str, str], down: int, flagged: bool) -> None:
+    """Player 2 shows a pair of 1 Dots on P2-A (the kong's other two missed, as ``km-jade``'s
+    table 65 read them), or a 7 Bam and a joker.  Shown 26 tiles, one short, the pair may hold
+    the tiles missed: no flag for it, the count's hold says why; shown 27, or too many (29), the
+    pair is flagged."""
+    from companion.rules.tiles import AMERICAN
+    from companion.rules.variants import get_variant
+    from companion.table import ZoneReading
+    from companion.table_flags import RuleContext, evaluate
+    from companion.table_guards import guard_dead_calls
+
+    def rack(name: str, exps: tuple[tuple[str, ...], ...], face_down: int) -> ZoneReading:
+        return ZoneReading(name, "rack", tuple(t for e in exps for t in e), exps, face_down, int(name[1]), name[-1])
+
+    zones = {"P1-A": rack("P1-A", (), 14), "P1-B": rack("P1-B", (), 13),
+             "P2-A": rack("P2-A", (pair,), 7), "P2-B": rack("P2-B", (("1C", "1C", "1C"),), down)}
+    ctx = RuleContext(get_variant("mjm"), AMERICAN, CARD)
+    flags = evaluate(zones, ctx)[0]
+    mine = [f for f in flags if f.zone == "P2-A" and f.kind in ("tile_count", "joker") and f"[{' '.join(pair)}]" in f.message]
+    assert len(mine) == 1
+    out = guard_dead_calls(zones, flags, ctx)
+    assert (mine[0] in out) == flagged
+    assert any(f.zone == "P2-A" and f.cause == "count" for f in out) == (down != 15)
