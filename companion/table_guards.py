@@ -148,9 +148,9 @@ def guard_weak_frame(
     their colour showed to be faces (``apart``: :func:`found_apart`) are left out, as they were
     before the sixty-third session found them.  They read weakly by nature (the classifier's
     next choice after a back it was sure of): on ``font-symbola``, white dragons so found tipped
-    three frames past the share (17 of 42 weak, 18 of 41), two displays read right went unscored
-    and a dead hand uncalled; left out, they are scored and called again, and no other figure of
-    the benchmark moves (sixty-fourth session, docs/table.md, "A white face read as a back").
+    three frames past the share (17 of 42 weak, 18 of 41), three displays read right went
+    unscored and a dead hand uncalled; left out, they are scored and called again, and no other
+    figure of the benchmark moves (sixty-fourth session, docs/table.md, "A white face read as a back").
     """
     found = {name: (k, min(w, len(zones[name].uncertain))) for name, (k, w) in (apart or {}).items()
              if name in zones}
