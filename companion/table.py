@@ -294,7 +294,7 @@ class TableReader:
         flags = guard_dead_calls(zones, flags, self.ctx)
         if frame is not None:
             flags = self._check_dead_calls(frame, detections, calibration, zones, flags, known)
-        apart = found_apart(detections, zone_names(self.layout, detections, calibration))  # faces found among the backs
+        apart = found_apart(detections, lambda d: zone_names(self.layout, d, calibration))  # faces found among the backs
         flags, mahjong = guard_weak_frame(zones, flags, mahjong, apart)
         if frame is not None:
             flags, mahjong = guard_overexposed(frame, detections, zones, flags, mahjong)

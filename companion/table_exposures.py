@@ -23,6 +23,12 @@ tables is flagged 117 times of 229, and left to check the rest (sixtieth session
 "Jokers read weakly")."""
 
 
+SMALL_EXPOSURE = 3
+"""An exposure under this many tiles (a pung) is too small for any group: a pair, a single, a joker
+in a pair.  Its flag's cause is ``small``, which a player shown short of tiles does not get
+(:func:`companion.table_guards.guard_dead_calls`: the tiles missed may be its own)."""
+
+
 def _weakest(z: ZoneReading) -> list[float]:
     """Per tile of ``z``, the lower of its joint and its own reading (empty for a zone no camera read)."""
     conf = z.confidence if len(z.confidence) == len(z.tiles) else ()
@@ -74,7 +80,7 @@ def exposure_flags(z: ZoneReading, chows: bool, first: list[tuple[str, int, str]
                                       "unfamiliar set may look like one)", cause="joker"))
                 doubt.add(i)
                 continue
-        flags.append(Flag(kind, z.name, f"{z.name}: {message}{why}"))
+        flags.append(Flag(kind, z.name, f"{z.name}: {message}{why}", cause="small" if len(exp) < SMALL_EXPOSURE else ""))
     return flags
 
 

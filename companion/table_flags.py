@@ -55,9 +55,9 @@ class RuleContext:
         return self.rules.chows
 
 
-RACK_CAUSES = ("", "joker", "check")
-"""The causes of the flags the rules raise on a rack's own tiles (:func:`rack_flags`, and the second
-reading's doubt of a dead call, ``check``), which a player's correction of a tile of it voids; the
+RACK_CAUSES = ("", "small", "joker", "check")
+"""The causes of the flags the rules raise on a rack's own tiles (:func:`rack_flags`, ``small`` for an
+exposure of one or two tiles, and the second reading's doubt of a dead call, ``check``), which a player's correction of a tile of it voids; the
 rest (``count``, ``frame``, a table's ``total`` or ``copies``, a joker taken from a display between two
 frames, ``exchange``) hold whatever its tiles are."""
 

@@ -9,6 +9,7 @@ each rack then carries an ``unreadable`` flag that says why (:func:`withheld`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,6 @@ from companion.table_flags import MJ_SIZE, RuleContext, evaluate, player_totals
 from companion.table_types import MIN_CONFIDENCE, Flag, ZoneReading
 from vision.light import OVEREXPOSED, clipped_share
 from vision.types import Detections
-
-SMALL_GROUP = 3
-"""An exposure under this many tiles (a pung) is too small for any group (:func:`guard_dead_calls`)."""
 
 WEAK_FRAME_SHARE = 0.40
 """A frame in which this share of the face-up tiles read weakly (under the reader's minimum
@@ -72,24 +70,23 @@ def guard_dead_calls(zones: dict[str, ZoneReading], flags: list[Flag], ctx: Rule
     every plausible reading of it is dead: :func:`companion.table_flags.rack_flags`.)
 
     A player shown short is not flagged for an exposure of one or two tiles either (a pair, a
-    joker in a pair: :data:`SMALL_GROUP`): the tiles missed may be its own.  ``american:km-jade``,
+    joker in a pair: cause ``small``, :data:`companion.table_exposures.SMALL_EXPOSURE`): the tiles
+    missed may be its own.  ``american:km-jade``,
     1920x1080, table 65 of 200: a kong of 1 Dots read as two tiles, its player one short, was
     flagged "[1D 1D] is an exposure of 2 tile(s)" (sixty-fourth session).
     """
     if not ctx.count_backs:
         return flags
     off: dict[str, str] = {}
-    small: set[tuple[str, str]] = set()  # a short player's racks, each exposure of one or two tiles
+    short: set[str] = set()  # the racks of a player shown short
     for p, (total, expected, racks) in player_totals(zones, ctx).items():
         if not expected - sum(z.stray_backs for z in racks) <= total <= expected + 1 + sum(z.weak_backs for z in racks):
             for z in racks:
                 if z.exposures:
                     off[z.name] = f"player {p} shows {total} tiles, not {expected} or {expected + 1}"
                 if total < expected:
-                    small |= {(z.name, f"{z.name}: [{' '.join(e)}]") for e in z.exposures if len(e) < SMALL_GROUP}
-    out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off)
-           and not (f.kind in ("tile_count", "joker") and not f.cause and f.zone is not None
-                    and any(f.message.startswith(m) for name, m in small if name == f.zone))]
+                    short.add(z.name)
+    out = [f for f in flags if not (f.kind == "wrong_rack" and f.zone in off) and not (f.cause == "small" and f.zone in short)]
     for name, why in off.items():
         # a display is still scored (it makes a hand on any count); only a call in error waits
         what = "a Mah Jongg here is not called in error" if len(zones[name].tiles) >= MJ_SIZE else "not called dead"
@@ -123,15 +120,16 @@ def second_reading_dead(zones: dict[str, ZoneReading], ctx: RuleContext) -> set[
     return out
 
 
-def found_apart(det: Detections, zone_names: npt.NDArray[np.str_]) -> dict[str, tuple[int, int]]:
-    """Per zone (``zone_names``: each detection's), the faces found among the backs by their colour
-    (``det.meta["blank"]``, :func:`vision.blanks.blank_faces`) and how many of them read weakly."""
+def found_apart(det: Detections, zone_names: Callable[[Detections], npt.NDArray[np.str_]]) -> dict[str, tuple[int, int]]:
+    """Per zone (``zone_names``: the zone of each of some detections), the faces found among the
+    backs by their colour (``det.meta["blank"]``, :func:`vision.blanks.blank_faces`) and how many
+    of them read weakly; nothing to look up in a frame without one."""
     blank = det.meta.get("blank")
     if not isinstance(blank, np.ndarray) or blank.shape != (len(det),) or not blank.any():
         return {}
-    weak = det.confidence < MIN_CONFIDENCE
-    return {str(z): (int((blank & (zone_names == z)).sum()), int((blank & weak & (zone_names == z)).sum()))
-            for z in set(zone_names[blank].tolist()) if z}
+    found = det[blank]
+    names, weak = zone_names(found), found.confidence < MIN_CONFIDENCE
+    return {str(z): (int((names == z).sum()), int((weak & (names == z)).sum())) for z in set(names.tolist()) if z}
 
 
 def guard_weak_frame(

@@ -158,7 +158,7 @@ def test_a_rack_in_play_given_its_missed_tile_is_judged_again() -> None:
     the camera missed: a pung with a joker, no flag; a tile added that makes it dead is called dead."""
     seen = _seen(SHORT, p2a=(("5D", "J"),))
     game = _game(seen)
-    assert ("joker", "") in _flags(game, "P2-A")
+    assert ("joker", "small") in _flags(game, "P2-A")
     game.add_tile("P2-A", 1, "5D")
     game.reapply()
     assert _flags(game, "P2-A") == []
@@ -176,7 +176,7 @@ def test_a_rack_in_play_edited_in_a_frame_held_whole_stays_held() -> None:
     seen = _seen(SHORT, p2a=(("5D", "J", "5D"),))
     hold = tuple(Flag("unreadable", n, f"{n}: 20 of the 40 face-up tiles in view read weakly", cause="frame")
                  for n in ("P1-A", "P2-A"))
-    for frame, want in ((replace(seen, flags=hold, mahjong={}), [("unreadable", "frame")]), (seen, [("joker", "")])):
+    for frame, want in ((replace(seen, flags=hold, mahjong={}), [("unreadable", "frame")]), (seen, [("joker", "small")])):
         game = _game(frame)
         game.remove_tile("P2-A", 2)  # a joker in a pair left
         game.reapply()
